@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * JSON with object keys sorted at every depth, so equal values always give equal text. Used for payload
+ * hashes: an approval binds to the hash of what will execute, not to how a model happened to order keys.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined) out[k] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** sha256 of the canonical JSON of `{ tool, args }`, lowercase hex. */
+export function payloadHash(tool: string, args: unknown): string {
+  return createHash('sha256').update(canonicalJson({ tool, args })).digest('hex');
+}

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+import { SCHEMA_NAME } from './db/connect.js';
+
+/**
+ * Settings every agent-saga process shares. Services extend this with their own (`.extend({...})`) and
+ * parse once at start with {@link parseConfig}; nothing else reads `process.env`.
+ */
+export const baseConfigSchema = z.object({
+  DATABASE_URL: z.string().url(),
+  /** Postgres schema of the saga log: one per deployment. */
+  SAGA_DB_SCHEMA: z.string().regex(SCHEMA_NAME).default('saga'),
+  REDIS_URL: z.string().url(),
+  /** BullMQ key prefix: deployments (and test files) sharing one Redis stay apart. */
+  SAGA_QUEUE_PREFIX: z.string().min(1).default('saga'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Switches on named crash points (`crashPoint`). Only tests set it. */
+  SAGA_CRASH_POINTS: z.string().default(''),
+});
+export type BaseConfig = z.infer<typeof baseConfigSchema>;
+
+/** Parses `env` with `schema` into a frozen object; a missing or bad variable fails naming it. */
+export function parseConfig<S extends z.ZodType<Record<string, unknown>>>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): Readonly<z.infer<S>> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return Object.freeze(parsed.data);
+}
+
+/** A positive integer read from an env var string. */
+export const envInt = (def: number) => z.coerce.number().int().positive().default(def);

@@ -1,0 +1,44 @@
+import { Migrator, sql, type MigrationResult } from 'kysely';
+import { SCHEMA_NAME, type SagaDb } from './connect.js';
+import { EXPECTED_SCHEMA_VERSION, MIGRATIONS } from './migrations/index.js';
+import { SchemaVersionMismatchError } from '../errors.js';
+
+const MIGRATION_TABLE = 'saga_migration';
+
+/**
+ * Runs pending migrations. Kysely's Postgres adapter takes `pg_advisory_xact_lock` and runs them in one
+ * transaction, so several processes migrating at once serialise instead of racing. An explicit step
+ * (`agent-saga migrate`), never done on a worker's boot.
+ */
+export async function migrateToLatest(db: SagaDb, schema: string): Promise<readonly MigrationResult[]> {
+  if (!SCHEMA_NAME.test(schema)) throw new RangeError(`invalid schema name ${JSON.stringify(schema)}`);
+  await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: `${MIGRATION_TABLE}_lock`,
+    migrationTableSchema: schema,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
+  return results ?? [];
+}
+
+/** The last migration applied, or null on an unmigrated schema. */
+export async function currentSchemaVersion(db: SagaDb): Promise<string | null> {
+  const exists = await sql<{ t: string | null }>`SELECT to_regclass(${MIGRATION_TABLE})::text AS t`.execute(
+    db,
+  );
+  if (!exists.rows[0]?.t) return null;
+  const row = await sql<{
+    name: string;
+  }>`SELECT name FROM ${sql.table(MIGRATION_TABLE)} ORDER BY name DESC LIMIT 1`.execute(db);
+  return row.rows[0]?.name ?? null;
+}
+
+/** Refuses to run against a schema this build does not know (older or newer). */
+export async function assertSchemaVersion(db: SagaDb): Promise<void> {
+  const found = await currentSchemaVersion(db);
+  if (found !== EXPECTED_SCHEMA_VERSION) throw new SchemaVersionMismatchError(EXPECTED_SCHEMA_VERSION, found);
+}

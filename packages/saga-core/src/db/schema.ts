@@ -1,0 +1,112 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type {
+  CompensationStatus,
+  RunStatus,
+  StepEventKind,
+  StepStatus,
+  TokenRole,
+  ToolClass,
+} from '../statuses.js';
+
+type Json<T = unknown> = ColumnType<T, string, string>;
+type JsonNullable<T = unknown> = ColumnType<T | null, string | null | undefined, string | null>;
+
+export interface RunsTable {
+  run_id: string;
+  tenant_id: string;
+  status: RunStatus;
+  status_reason: string | null;
+  /** The next step index for calls that send no `stepIdx`; moves only past settled, delivered steps. */
+  cursor: Generated<number>;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** One row per non-pure step: the durable intent, then its outcome. */
+export interface SagaLogTable {
+  run_id: string;
+  step_idx: number;
+  tenant_id: string;
+  tool: string;
+  tool_class: ToolClass;
+  tool_version: number;
+  idempotency_key: string;
+  args: Json<Record<string, unknown>>;
+  payload_hash: string;
+  status: StepStatus;
+  external_ref: string | null;
+  result: JsonNullable;
+  error: JsonNullable<Record<string, unknown>>;
+  /** The compensation command, written before the call: `{ tool, toolVersion, args, key }`. */
+  compensation: JsonNullable<StoredCompensation>;
+  compensation_status: CompensationStatus | null;
+  correction: JsonNullable<Record<string, unknown>>;
+  audience: string[];
+  depends_on: number[] | null;
+  attempts: Generated<number>;
+  lease_until: Date | null;
+  lease_owner: string | null;
+  /** When the last attempt was sent; a lookup's "not found" is believed only after the tool's lag. */
+  last_attempt_at: Date | null;
+  /** Whether a response has carried this step's settled outcome to the caller (moves the cursor). */
+  outcome_delivered: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface StoredCompensation {
+  readonly tool: string;
+  readonly toolVersion: number;
+  readonly args: Record<string, unknown>;
+  readonly key: string;
+}
+
+export interface StepEventsTable {
+  id: Generated<string>;
+  run_id: string;
+  step_idx: number;
+  kind: StepEventKind;
+  from_status: string | null;
+  to_status: string | null;
+  cause: string;
+  detail: JsonNullable<Record<string, unknown>>;
+  at: Generated<Date>;
+}
+
+export interface OutboxTable {
+  id: Generated<string>;
+  topic: string;
+  run_id: string;
+  step_idx: number;
+  idempotency_key: string;
+  /** The BullMQ job id: the key for a first dispatch, key plus dispatch number for a re-dispatch. */
+  job_id: string;
+  payload: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+  published_at: Date | null;
+}
+
+export interface ApiTokensTable {
+  token_hash: string;
+  tenant_id: string;
+  role: TokenRole;
+  label: string | null;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+}
+
+export interface Database {
+  runs: RunsTable;
+  saga_log: SagaLogTable;
+  step_events: StepEventsTable;
+  outbox: OutboxTable;
+  api_tokens: ApiTokensTable;
+}
+
+export type RunRow = Selectable<RunsTable>;
+export type StepRow = Selectable<SagaLogTable>;
+export type NewStepRow = Insertable<SagaLogTable>;
+export type StepPatch = Updateable<SagaLogTable>;
+export type StepEventRow = Selectable<StepEventsTable>;
+export type OutboxRow = Selectable<OutboxTable>;

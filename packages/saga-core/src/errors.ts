@@ -1,0 +1,148 @@
+/**
+ * Errors say what the runtime must do. Each has a stable `code` that the HTTP layer and the client use.
+ *
+ * - {@link ClientError}: the real system said no; nothing happened. The step is FAILED.
+ * - {@link OutcomeUnknownError}: it may have happened. The step is UNKNOWN until a lookup decides.
+ * - Everything else is a harness error: refuse the request, change nothing.
+ */
+export abstract class SagaError extends Error {
+  abstract readonly code: string;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Thrown by a tool when the real system definitively rejected the call: nothing happened. */
+export class ClientError extends SagaError {
+  readonly code: string = 'CLIENT_ERROR';
+  constructor(
+    message: string,
+    readonly details: { status?: number; vendorCode?: string; [k: string]: unknown } = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The call may or may not have taken effect (timeout, 5xx, reset, abort, crash). */
+export class OutcomeUnknownError extends SagaError {
+  readonly code = 'OUTCOME_UNKNOWN';
+}
+
+/** A tool definition is invalid; raised at registration, before anything runs. */
+export class ToolDefinitionError extends SagaError {
+  readonly code = 'TOOL_DEFINITION';
+  constructor(
+    readonly tool: string,
+    readonly field: string,
+    message: string,
+  ) {
+    super(`tool ${JSON.stringify(tool)}: ${field}: ${message}`);
+  }
+}
+
+export class ToolNotRegisteredError extends SagaError {
+  readonly code = 'UNKNOWN_TOOL';
+  constructor(readonly tool: string) {
+    super(`tool ${JSON.stringify(tool)} is not registered`);
+  }
+}
+
+/** Arguments failed the tool's schema. `field` is the dotted path of the first failing argument. */
+export class InvalidArgsError extends SagaError {
+  readonly code = 'INVALID_ARGS';
+  constructor(
+    readonly field: string,
+    message: string,
+    readonly issues: readonly { field: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A compare-and-set on a step found it in a state that may not move to the target. */
+export class InvalidTransitionError extends SagaError {
+  readonly code = 'INVALID_TRANSITION';
+  constructor(
+    readonly runId: string,
+    readonly stepIdx: number,
+    readonly from: string | null,
+    readonly to: string,
+  ) {
+    super(`step ${runId}#${stepIdx}: ${from ?? '(missing)'} → ${to} is not a legal transition`);
+  }
+}
+
+/** Another tool already holds this step index. */
+export class StepConflictError extends SagaError {
+  readonly code = 'STEP_CONFLICT';
+  constructor(
+    readonly stepIdx: number,
+    readonly existingTool: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An earlier step is unresolved (or its settled outcome was not yet seen by the caller). */
+export class StepUnresolvedError extends SagaError {
+  readonly code = 'STEP_UNRESOLVED';
+  constructor(
+    readonly stepIdx: number,
+    message: string,
+    readonly outcome?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** A retry changed an argument that defines the intent (`identity`). */
+export class IdempotencyMismatchError extends SagaError {
+  readonly code = 'IDEMPOTENCY_MISMATCH';
+  constructor(
+    readonly stepIdx: number,
+    readonly fields: readonly string[],
+  ) {
+    super(
+      `step ${stepIdx} was called with different identity arguments (${fields.join(', ')}); ` +
+        'a retry must describe the same intent; call a new step for a new intent',
+    );
+  }
+}
+
+export class RunNotRunningError extends SagaError {
+  readonly code = 'RUN_NOT_RUNNING';
+  constructor(
+    readonly runId: string,
+    readonly status: string,
+  ) {
+    super(`run ${runId} is ${status} and accepts no new side-effecting calls`);
+  }
+}
+
+export class NotFoundError extends SagaError {
+  readonly code = 'NOT_FOUND';
+}
+
+/** The database was migrated by a version this code does not know, or not migrated at all. */
+export class SchemaVersionMismatchError extends SagaError {
+  readonly code = 'SCHEMA_VERSION_MISMATCH';
+  constructor(
+    readonly expected: string,
+    readonly found: string | null,
+  ) {
+    super(
+      found === null
+        ? `the saga schema is not migrated (expected ${expected}); run \`agent-saga migrate\``
+        : `the saga schema is at ${found} but this build knows ${expected}; ` +
+            (found > expected ? 'deploy a newer build' : 'run `agent-saga migrate`'),
+    );
+  }
+}
+
+/** Configuration from the environment is missing or malformed. */
+export class ConfigError extends SagaError {
+  readonly code = 'CONFIG';
+}

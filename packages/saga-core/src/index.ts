@@ -1,0 +1,85 @@
+// The public surface of @agent-saga/core. Named exports only: what is not here is internal.
+export {
+  ToolClass,
+  StepStatus,
+  RunStatus,
+  CompensationStatus,
+  Audience,
+  TokenRole,
+  StepEventKind,
+  SETTLED_STEP_STATUSES,
+  UNRESOLVED_STEP_STATUSES,
+  TERMINAL_RUN_STATUSES,
+  valuesOf,
+} from './statuses.js';
+export { STEP_TRANSITIONS, allowedSources, isLegalTransition } from './step-transitions.js';
+export {
+  SagaError,
+  ClientError,
+  OutcomeUnknownError,
+  ToolDefinitionError,
+  ToolNotRegisteredError,
+  InvalidArgsError,
+  InvalidTransitionError,
+  StepConflictError,
+  StepUnresolvedError,
+  IdempotencyMismatchError,
+  RunNotRunningError,
+  NotFoundError,
+  SchemaVersionMismatchError,
+  ConfigError,
+} from './errors.js';
+export { stepKey, compensationKey } from './idempotency-key.js';
+export { canonicalJson, payloadHash } from './canonical-json.js';
+export { ref, isStepRef, resolveRefs, type StepRef } from './tools/ref.js';
+export {
+  defineTool,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  type Tool,
+  type AnyTool,
+  type ToolSpec,
+  type ToolContext,
+  type LookupContext,
+  type ToolEffect,
+  type CompensationCommand,
+  type CorrectionCommand,
+} from './tools/define-tool.js';
+export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
+export { parseArgs, readPath, redactArgs } from './tools/parse-args.js';
+export { loadToolRegistry } from './tools/load-tools.js';
+export {
+  createDb,
+  pgConnectionConfig,
+  stepSettledChannel,
+  outboxChannel,
+  SCHEMA_NAME,
+  type SagaDb,
+  type SagaTrx,
+  type DbOptions,
+} from './db/connect.js';
+export type {
+  Database,
+  RunRow,
+  StepRow,
+  StepPatch,
+  StepEventRow,
+  OutboxRow,
+  StoredCompensation,
+} from './db/schema.js';
+export { migrateToLatest, currentSchemaVersion, assertSchemaVersion } from './db/migrate.js';
+export { EXPECTED_SCHEMA_VERSION } from './db/migrations/index.js';
+export { appendStepEvent, type StepEventInput } from './saga-log/append-event.js';
+export { transitionStep, notifyStepChanged, type TransitionInput } from './saga-log/transition-step.js';
+export { recordIntent, enqueueExecution, EXECUTE_TOPIC, type IntentInput } from './saga-log/record-intent.js';
+export {
+  createRun,
+  getRun,
+  lockRun,
+  listSteps,
+  touchRun,
+  RUN_ID,
+  type CreateRunResult,
+} from './saga-log/runs.js';
+export { baseConfigSchema, parseConfig, envInt, type BaseConfig } from './config.js';
+export { createLogger, REDACT_PATHS, type Logger } from './logger.js';
+export { CrashPoint, createCrashPoints } from './crash-point.js';

@@ -1,0 +1,28 @@
+import type { SagaTrx, SagaDb } from '../db/connect.js';
+import type { StepEventKind } from '../statuses.js';
+
+export interface StepEventInput {
+  readonly runId: string;
+  readonly stepIdx: number;
+  readonly kind: StepEventKind;
+  readonly from?: string | null;
+  readonly to?: string | null;
+  readonly cause: string;
+  readonly detail?: Record<string, unknown> | null;
+}
+
+/** Appends to `step_events`, the append-only history of every transition, attempt, retry and lookup. */
+export async function appendStepEvent(db: SagaTrx | SagaDb, e: StepEventInput): Promise<void> {
+  await db
+    .insertInto('step_events')
+    .values({
+      run_id: e.runId,
+      step_idx: e.stepIdx,
+      kind: e.kind,
+      from_status: e.from ?? null,
+      to_status: e.to ?? null,
+      cause: e.cause,
+      detail: e.detail == null ? null : JSON.stringify(e.detail),
+    })
+    .execute();
+}

@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import type { SagaDb, SagaTrx } from '../db/connect.js';
+import type { RunRow, StepRow } from '../db/schema.js';
+import { NotFoundError } from '../errors.js';
+import { RunStatus } from '../statuses.js';
+
+/** Run ids that clients may choose. */
+export const RUN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface CreateRunResult {
+  readonly run: RunRow;
+  /** False when the run already existed for this tenant (an idempotent repeat). */
+  readonly created: boolean;
+}
+
+/** Creates a run, or returns the tenant's existing run with that id. Another tenant's id is NotFound-safe:
+ * it is reported as taken without revealing anything about that run. */
+export async function createRun(
+  db: SagaDb,
+  input: { runId: string; tenantId: string; metadata: Record<string, unknown> },
+): Promise<CreateRunResult | { readonly taken: true }> {
+  const inserted = await db
+    .insertInto('runs')
+    .values({
+      run_id: input.runId,
+      tenant_id: input.tenantId,
+      status: RunStatus.RUNNING,
+      status_reason: null,
+      metadata: JSON.stringify(input.metadata),
+    })
+    .onConflict((oc) => oc.column('run_id').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return { run: inserted, created: true };
+  const existing = await db
+    .selectFrom('runs')
+    .selectAll()
+    .where('run_id', '=', input.runId)
+    .executeTakeFirst();
+  if (!existing || existing.tenant_id !== input.tenantId) return { taken: true };
+  return { run: existing, created: false };
+}
+
+/** Reads a run of this tenant; another tenant's run is indistinguishable from a missing one. */
+export async function getRun(db: SagaDb | SagaTrx, tenantId: string, runId: string): Promise<RunRow> {
+  const run = await db
+    .selectFrom('runs')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  if (!run) throw new NotFoundError(`run ${runId} not found`);
+  return run;
+}
+
+/** Locks the run row for the rest of the transaction: intake of one run's steps is serialised. */
+export async function lockRun(trx: SagaTrx, tenantId: string, runId: string): Promise<RunRow> {
+  const run = await trx
+    .selectFrom('runs')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!run) throw new NotFoundError(`run ${runId} not found`);
+  return run;
+}
+
+export async function listSteps(db: SagaDb | SagaTrx, runId: string): Promise<StepRow[]> {
+  return db.selectFrom('saga_log').selectAll().where('run_id', '=', runId).orderBy('step_idx').execute();
+}
+
+export async function touchRun(trx: SagaTrx, runId: string): Promise<void> {
+  await trx
+    .updateTable('runs')
+    .set({ updated_at: sql<Date>`now()` })
+    .where('run_id', '=', runId)
+    .execute();
+}

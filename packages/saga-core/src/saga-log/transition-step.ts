@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import type { SagaTrx } from '../db/connect.js';
+import { stepSettledChannel } from '../db/connect.js';
+import type { StepPatch, StepRow } from '../db/schema.js';
+import { InvalidTransitionError } from '../errors.js';
+import { SETTLED_STEP_STATUSES, StepEventKind, StepStatus } from '../statuses.js';
+import { allowedSources } from '../step-transitions.js';
+import { appendStepEvent } from './append-event.js';
+
+export interface TransitionInput {
+  readonly runId: string;
+  readonly stepIdx: number;
+  readonly to: StepStatus;
+  /** Why: `executor: tool returned`, `lookup: found`, `lease expired`, … */
+  readonly cause: string;
+  readonly detail?: Record<string, unknown>;
+  /** Other columns to set with the status (never `status` itself). */
+  readonly patch?: Omit<StepPatch, 'status' | 'updated_at'>;
+  /** Narrows the allowed sources further (e.g. only INTENDED held by this lease owner). */
+  readonly onlyFrom?: readonly StepStatus[];
+  /** Extra guard: the row's lease owner must be this. */
+  readonly leaseOwner?: string;
+  /** The schema name, to announce a settled outcome on its NOTIFY channel. */
+  readonly schema: string;
+}
+
+/**
+ * Moves one step to `to` by compare-and-set on the legal sources from {@link allowedSources}, and appends
+ * the transition event in the same transaction. Zero rows is an {@link InvalidTransitionError} naming the
+ * state the step was really in; nothing is overwritten.
+ *
+ * A move to a settled status (CONFIRMED, FAILED), UNKNOWN or NOT_EXECUTED also notifies waiting API
+ * requests; the NOTIFY is delivered only if the transaction commits.
+ */
+export async function transitionStep(trx: SagaTrx, t: TransitionInput): Promise<StepRow> {
+  const legal = allowedSources(t.to);
+  const from = t.onlyFrom ? legal.filter((s) => t.onlyFrom!.includes(s)) : [...legal];
+  // Read the previous status in the same statement, for the event.
+  let q = trx
+    .updateTable('saga_log')
+    .set({ ...t.patch, status: t.to, updated_at: sql<Date>`now()` })
+    .where('run_id', '=', t.runId)
+    .where('step_idx', '=', t.stepIdx)
+    .where('status', 'in', from.length ? from : ['__none__' as StepStatus]);
+  if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
+  const prev = await trx
+    .selectFrom('saga_log')
+    .select('status')
+    .where('run_id', '=', t.runId)
+    .where('step_idx', '=', t.stepIdx)
+    .forUpdate()
+    .executeTakeFirst();
+  const row = prev ? await q.returningAll().executeTakeFirst() : undefined;
+  if (!row) throw new InvalidTransitionError(t.runId, t.stepIdx, prev?.status ?? null, t.to);
+  await appendStepEvent(trx, {
+    runId: t.runId,
+    stepIdx: t.stepIdx,
+    kind: StepEventKind.TRANSITION,
+    from: prev!.status,
+    to: t.to,
+    cause: t.cause,
+    detail: t.detail ?? null,
+  });
+  if (NOTIFYING.has(t.to)) await notifyStepChanged(trx, t.schema, row.idempotency_key);
+  return row;
+}
+
+const NOTIFYING = new Set<StepStatus>([
+  ...SETTLED_STEP_STATUSES,
+  StepStatus.UNKNOWN,
+  StepStatus.NOT_EXECUTED,
+  StepStatus.MANUAL_INTERVENTION,
+  StepStatus.REJECTED,
+]);
+
+/** Wakes API requests waiting on this step (see `stepSettledChannel`). */
+export async function notifyStepChanged(trx: SagaTrx, schema: string, key: string): Promise<void> {
+  await sql`SELECT pg_notify(${stepSettledChannel(schema)}, ${key})`.execute(trx);
+}

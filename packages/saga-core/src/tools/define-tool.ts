@@ -1,0 +1,132 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { ToolClass, valuesOf, type Audience } from '../statuses.js';
+import { ToolDefinitionError } from '../errors.js';
+
+/** What a tool receives with every call. */
+export interface ToolContext {
+  /** The harness's key for this call; send it to the real system (header, metadata, label, tag). */
+  readonly idempotencyKey: string;
+  readonly runId: string;
+  readonly stepIdx: number;
+  readonly tenantId: string;
+  /** 1 for the first send of this step, higher after a re-dispatch. */
+  readonly attempt: number;
+  /** Fires at the tool's timeout (or on shutdown): stop and let the step become UNKNOWN. */
+  readonly signal: AbortSignal;
+  /** A child logger bound to the run, the step and the key. */
+  readonly logger: Logger;
+}
+
+/** What a tool reports for an effect that exists in the real system. */
+export interface ToolEffect<R = unknown> {
+  /** The real system's id of the effect (ticket key, PaymentIntent id), or null when it has none. */
+  readonly externalRef: string | null;
+  readonly result: R;
+  /** Set by a lookup that found more than one effect under one key: a duplicate-effect incident. */
+  readonly duplicates?: readonly string[];
+}
+
+export type LookupContext = Omit<ToolContext, 'attempt'>;
+
+/** A command stored as data: run later, by another process, with its own key. */
+export interface CompensationCommand {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+}
+
+/** A message to people that the harness never sends by itself; a human reviews it. */
+export interface CorrectionCommand {
+  readonly template: string;
+  readonly to: string;
+  readonly vars: Record<string, unknown>;
+}
+
+type AnyArgs = z.ZodType<Record<string, unknown>>;
+
+export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
+  /** Unique, `[a-z][a-z0-9_]*`. */
+  readonly name: string;
+  readonly class: ToolClass;
+  /** Stored with every row, so a later process knows which definition wrote it. Positive integer. */
+  readonly version: number;
+  readonly args: S;
+  /** Argument paths (dotted) that make two calls "the same intent"; a retry that changes one is refused. */
+  readonly identity?: readonly string[];
+  /** Argument paths (dotted) never written to logs. */
+  readonly secret?: readonly string[];
+  /** Who could see the effect. */
+  readonly audience?: readonly Audience[] | ((args: z.infer<S>) => readonly Audience[]);
+  /**
+   * Builds the compensation, before the call, from the arguments and this step's key. Return null when
+   * no compensation can be built for these arguments: the call is then held for approval.
+   */
+  readonly compensate?: (args: z.infer<S>, key: string) => CompensationCommand | null;
+  /** The tool `compensate` names, when the probe at registration cannot find it by itself. */
+  readonly compensationTool?: string;
+  /** A note for people that could be needed if the effect is undone (never sent automatically). */
+  readonly correction?: (args: z.infer<S>, key: string) => CorrectionCommand | null;
+  readonly execute: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolEffect<R>>;
+  /** Finds the effect made under `key` in the real system, or null. Required for non-pure tools. */
+  readonly lookup?: (key: string, ctx: LookupContext) => Promise<ToolEffect | null>;
+  /** How long the real system may take to show a new effect to `lookup`. Default 0. */
+  readonly lookupLagMs?: number;
+  /** The executor aborts the call after this long and records UNKNOWN. Default 30 000. */
+  readonly timeoutMs?: number;
+}
+
+/** A tool after validation. Defaults are filled in; the object is frozen. */
+export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
+  Omit<ToolSpec<S, R>, 'audience' | 'lookupLagMs' | 'timeoutMs' | 'identity' | 'secret'>
+> & {
+  readonly audience: (args: z.infer<S>) => readonly Audience[];
+  readonly identity: readonly string[];
+  readonly secret: readonly string[];
+  readonly lookupLagMs: number;
+  readonly timeoutMs: number;
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = Tool<any, any>;
+
+const NAME = /^[a-z][a-z0-9_]*$/;
+const CLASSES = valuesOf(ToolClass);
+/** Default tool timeout: long enough for a slow vendor, short enough that an agent is not left waiting. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/**
+ * Declares a tool. Fails at once, naming the field, when the declaration cannot be run safely: no class,
+ * a compensatable or reversible tool without `compensate`, a side-effecting tool without `lookup`.
+ */
+export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, R> {
+  const name = typeof spec?.name === 'string' ? spec.name : String(spec?.name);
+  const fail = (field: string, message: string): never => {
+    throw new ToolDefinitionError(name, field, message);
+  };
+  if (typeof spec?.name !== 'string' || !NAME.test(spec.name)) fail('name', 'must match [a-z][a-z0-9_]*');
+  if (spec.class === undefined) fail('class', `is required: one of ${CLASSES.join(', ')}`);
+  if (!CLASSES.includes(spec.class))
+    fail('class', `must be one of ${CLASSES.join(', ')}; got ${String(spec.class)}`);
+  if (!Number.isInteger(spec.version) || spec.version < 1) fail('version', 'must be a positive integer');
+  if (!spec.args || typeof (spec.args as { safeParse?: unknown }).safeParse !== 'function')
+    fail('args', 'must be a zod schema');
+  if (typeof spec.execute !== 'function') fail('execute', 'must be a function');
+  const needsCompensation = spec.class === ToolClass.COMPENSATABLE || spec.class === ToolClass.REVERSIBLE;
+  if (needsCompensation && typeof spec.compensate !== 'function')
+    fail('compensate', `a ${spec.class} tool must declare its compensation`);
+  if (spec.class !== ToolClass.PURE && typeof spec.lookup !== 'function')
+    fail('lookup', 'a side-effecting tool must be able to find its effect by key');
+  if (spec.lookupLagMs !== undefined && !(Number.isFinite(spec.lookupLagMs) && spec.lookupLagMs >= 0))
+    fail('lookupLagMs', 'must be a non-negative number of milliseconds');
+  if (spec.timeoutMs !== undefined && !(Number.isFinite(spec.timeoutMs) && spec.timeoutMs > 0))
+    fail('timeoutMs', 'must be a positive number of milliseconds');
+  const audience = spec.audience;
+  return Object.freeze({
+    ...spec,
+    identity: Object.freeze([...(spec.identity ?? [])]),
+    secret: Object.freeze([...(spec.secret ?? [])]),
+    audience: typeof audience === 'function' ? audience : () => audience ?? [],
+    lookupLagMs: spec.lookupLagMs ?? 0,
+    timeoutMs: spec.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+  });
+}

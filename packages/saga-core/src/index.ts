@@ -83,3 +83,5 @@ export {
 export { baseConfigSchema, parseConfig, envInt, type BaseConfig } from './config.js';
 export { createLogger, REDACT_PATHS, type Logger } from './logger.js';
 export { CrashPoint, createCrashPoints } from './crash-point.js';
+export { createApiToken, verifyApiToken, hashToken, type Principal } from './auth/api-tokens.js';
+// --- exports added by the dispatcher work (keep one line per module) ---

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { baseConfigSchema, envInt, parseConfig } from '@agent-saga/core';
+
+/**
+ * Configuration of every dispatcher role (api, relay, executor), parsed once at start. Each role reads only
+ * what it needs, but one schema keeps the variable names in one place.
+ */
+export const dispatcherConfigSchema = baseConfigSchema.extend({
+  /** Path of the ES module whose default export is the array of tools. */
+  SAGA_TOOLS: z.string().min(1),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Concurrent jobs per executor process. */
+  EXECUTOR_CONCURRENCY: envInt(50),
+  /** Outbox rows a relay claims per batch. */
+  RELAY_BATCH_SIZE: envInt(100),
+  /** The relay's fallback poll when no NOTIFY arrives, in ms. */
+  RELAY_POLL_MS: envInt(1_000),
+  /** How long the API waits for a step to settle when the call names no `waitMs`. */
+  CALL_WAIT_DEFAULT_MS: envInt(10_000),
+  /** Pause before a lookup's "not found" is checked once more (search indexes lag). */
+  LOOKUP_RECHECK_MS: envInt(1_000),
+  /** Extra lease time beyond a tool's timeout, so a live executor always records before its lease ends. */
+  LEASE_MARGIN_MS: envInt(5_000),
+  /**
+   * Fast path: the API adds the BullMQ job itself right after its commit, for latency. The outbox stays the
+   * source of truth: the relay sweeps rows still unpublished after RELAY_GRACE_MS.
+   */
+  SAGA_FAST_PATH: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  RELAY_GRACE_MS: z.coerce.number().int().min(0).default(2_000),
+  /** Port of the metrics endpoint of relay and executor processes (0: none). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /** Database pool size per process. */
+  DB_POOL_SIZE: envInt(20),
+});
+export type DispatcherConfig = z.infer<typeof dispatcherConfigSchema>;
+
+export function loadDispatcherConfig(
+  env: Record<string, string | undefined> = process.env,
+): Readonly<DispatcherConfig> {
+  return parseConfig(dispatcherConfigSchema, env);
+}

@@ -1,4 +1,13 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { defineConfig } from 'vitest/config';
+
+/** `.env` (written by `pnpm bootstrap`) fills in what the environment does not already set. */
+const dotenv = existsSync('.env') ? parseEnv(readFileSync('.env', 'utf8')) : {};
+const env = Object.fromEntries(Object.entries(dotenv).filter(([k]) => process.env[k] === undefined)) as Record<
+  string,
+  string
+>;
 
 /**
  * One vitest run covers every package. Each test file isolates itself in its own Postgres schema and
@@ -7,6 +16,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    env,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

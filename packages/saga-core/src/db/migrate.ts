@@ -12,7 +12,11 @@ const MIGRATION_TABLE = 'saga_migration';
  */
 export async function migrateToLatest(db: SagaDb, schema: string): Promise<readonly MigrationResult[]> {
   if (!SCHEMA_NAME.test(schema)) throw new RangeError(`invalid schema name ${JSON.stringify(schema)}`);
-  await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
+  // CREATE SCHEMA IF NOT EXISTS races with itself; the advisory lock makes concurrent migrators take turns.
+  await db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`agent-saga:migrate:${schema}`}))`.execute(trx);
+    await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(trx);
+  });
   const migrator = new Migrator({
     db,
     provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createToolRegistry, defineTool, ref, ToolDefinitionError, type ToolSpec } from '@agent-saga/core';
+
+const lookup = () => Promise.resolve(null);
+const execute = () => Promise.resolve({ externalRef: 'X-1', result: {} });
+const closeTicket = defineTool({
+  name: 'close_ticket',
+  class: 'irreversible',
+  version: 1,
+  args: z.object({ ticket: z.unknown(), reason: z.string() }),
+  execute,
+  lookup,
+});
+const createTicket = {
+  name: 'create_ticket',
+  class: 'compensatable',
+  version: 1,
+  args: z.object({ summary: z.string(), orderId: z.string() }),
+  identity: ['orderId'],
+  compensate: (_a: unknown, key: string) => ({ tool: 'close_ticket', args: { ticket: ref(key), reason: 'rolled back' } }),
+  execute,
+  lookup,
+} as const satisfies ToolSpec;
+
+function refusal(fn: () => unknown): ToolDefinitionError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ToolDefinitionError) return e;
+    throw e;
+  }
+  throw new Error('expected a ToolDefinitionError');
+}
+
+describe('tool registration', () => {
+  it('accepts a well-formed compensatable tool and fills defaults', () => {
+    const tool = defineTool(createTicket);
+    expect(tool.lookupLagMs).toBe(0);
+    expect(tool.timeoutMs).toBe(30_000);
+    expect(tool.audience({ summary: 's', orderId: '1' })).toEqual([]);
+    const registry = createToolRegistry([tool, closeTicket]);
+    expect(registry.require('create_ticket').class).toBe('compensatable');
+  });
+
+  it('refuses a tool without a class, naming the field', () => {
+    const e = refusal(() => defineTool({ ...createTicket, class: undefined } as unknown as ToolSpec));
+    expect(e.field).toBe('class');
+    expect(e.message).toMatch(/class.*required/);
+  });
+
+  it('refuses an unknown class', () => {
+    expect(refusal(() => defineTool({ ...createTicket, class: 'undoable' } as unknown as ToolSpec)).field).toBe(
+      'class',
+    );
+  });
+
+  it('refuses a compensatable or reversible tool without a compensation', () => {
+    for (const cls of ['compensatable', 'reversible'] as const) {
+      const e = refusal(() => defineTool({ ...createTicket, class: cls, compensate: undefined }));
+      expect(e.field).toBe('compensate');
+    }
+  });
+
+  it('refuses a side-effecting tool without a lookup, but not a pure one', () => {
+    expect(refusal(() => defineTool({ ...closeTicket, lookup: undefined })).field).toBe('lookup');
+    expect(() => defineTool({ name: 'read', class: 'pure', version: 1, args: z.object({}), execute })).not.toThrow();
+  });
+
+  it('refuses a compensation that names an unregistered tool', () => {
+    const e = refusal(() => createToolRegistry([defineTool(createTicket)]));
+    expect(e.field).toBe('compensate');
+    expect(e.message).toContain('close_ticket');
+  });
+
+  it('refuses two tools with one name, and bad names', () => {
+    expect(refusal(() => createToolRegistry([closeTicket, closeTicket])).message).toMatch(/registered twice/);
+    expect(refusal(() => defineTool({ ...closeTicket, name: 'Close-Ticket' })).field).toBe('name');
+  });
+
+  it('answers an unknown tool with ToolNotRegisteredError', () => {
+    const registry = createToolRegistry([closeTicket]);
+    expect(() => registry.require('nope')).toThrow(/not registered/);
+    expect(registry.get('nope')).toBeUndefined();
+  });
+});

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Local set-up on a machine with Postgres and Redis installed (the node-svc kind): starts them when they
+# are down, writes .env with their URLs when it does not exist, and migrates the saga schema.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  echo "starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+fi
+if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  echo "starting Redis"
+  mkdir -p /var/lib/redis /var/log/redis
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log
+  for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 1; done
+fi
+
+if [ ! -f .env ]; then
+  cat > .env <<'ENV'
+DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
+REDIS_URL=redis://127.0.0.1:6379
+SAGA_DB_SCHEMA=saga
+ENV
+  echo "wrote .env"
+fi
+
+set -a; . ./.env; set +a
+pnpm --silent migrate

@@ -85,3 +85,21 @@ export { createLogger, REDACT_PATHS, type Logger } from './logger.js';
 export { CrashPoint, createCrashPoints } from './crash-point.js';
 export { createApiToken, verifyApiToken, hashToken, type Principal } from './auth/api-tokens.js';
 // --- exports added by the dispatcher work (keep one line per module) ---
+export { redispatchStep, type RedispatchInput, type Redispatch } from './saga-log/redispatch-step.js';
+export { markOutcomeDelivered } from './saga-log/mark-outcome-delivered.js';
+export { listStepEvents } from './saga-log/list-step-events.js';
+export { claimStep, LEASE_EXPIRED_CAUSE, type ClaimInput, type ClaimResult } from './saga-log/claim-step.js';
+export {
+  recordOutcome,
+  LATE_OUTCOME_CAUSE,
+  type StepOutcome,
+  type RecordOutcomeInput,
+  type RecordOutcomeResult,
+} from './saga-log/record-outcome.js';
+export {
+  classifyToolError,
+  ToolErrorCode,
+  type StoredToolError,
+  type ToolErrorOutcome,
+} from './saga-log/classify-tool-error.js';
+export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen-channel.js';

@@ -35,6 +35,21 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** Database pool size per process. */
   DB_POOL_SIZE: envInt(20),
+  /**
+   * BullMQ lock of an executor's active job, in ms. A worker renews it at half this while the job runs; a
+   * worker killed mid-job loses it, and after it lapses another worker's stalled check redelivers the job
+   * (whose claim then finds the step's lease and does not run the tool twice). BullMQ's default.
+   */
+  EXECUTOR_LOCK_MS: envInt(30_000),
+  /** How often an executor looks for stalled jobs (locks lapsed), in ms. BullMQ's default. */
+  EXECUTOR_STALLED_INTERVAL_MS: envInt(30_000),
+  /**
+   * On SIGTERM the executor waits this long for running calls to finish, then aborts their signals so they
+   * record UNKNOWN rather than being cut off half-written. Default: the default tool timeout.
+   */
+  EXECUTOR_DRAIN_MS: envInt(30_000),
+  /** The relay gathers NOTIFYs for this long before it sweeps, so a burst of intents is one batch. */
+  RELAY_DEBOUNCE_MS: z.coerce.number().int().min(0).default(2),
 });
 export type DispatcherConfig = z.infer<typeof dispatcherConfigSchema>;
 

@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  EXPECTED_SCHEMA_VERSION,
+  createDb,
+  hashToken,
+  migrateToLatest,
+  verifyApiToken,
+  type SagaDb,
+} from '@agent-saga/core';
+import { resolveServiceUrls } from '@agent-saga/core/testing';
+import { runCli } from './run-cli.js';
+
+/**
+ * The CLI as a deployment runs it: a real child process against real Postgres, each test in a fresh
+ * schema (`cli_<random>`) that it drops afterwards.
+ */
+let databaseUrl: string;
+let schema: string;
+let db: SagaDb;
+
+beforeAll(async () => {
+  ({ databaseUrl } = await resolveServiceUrls());
+});
+
+beforeEach(() => {
+  schema = `cli_${randomBytes(5).toString('hex')}`;
+  db = createDb({ url: databaseUrl, schema, poolSize: 2, applicationName: 'agent-saga-cli-test' });
+});
+
+afterEach(async () => {
+  await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db);
+  await db.destroy();
+});
+
+const cli = (...args: string[]) => runCli(args, { DATABASE_URL: databaseUrl, SAGA_DB_SCHEMA: schema });
+
+describe('agent-saga migrate', () => {
+  it('applies the migrations once; the second run applies nothing', async () => {
+    const first = await cli('migrate');
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.lines).toContain(`applied ${EXPECTED_SCHEMA_VERSION}`);
+
+    // The second run, as JSON: nothing applied, the schema at the version this build expects.
+    const second = await cli('migrate', '--json');
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toEqual({
+      schema,
+      applied: [],
+      version: EXPECTED_SCHEMA_VERSION,
+      expected: EXPECTED_SCHEMA_VERSION,
+    });
+  });
+
+  it('refuses to start without DATABASE_URL, naming it (exit 2)', async () => {
+    const run = await runCli(['migrate'], { SAGA_DB_SCHEMA: schema });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('DATABASE_URL');
+  });
+});
+
+describe('agent-saga schema-version', () => {
+  it('prints the current and expected versions, and exits 1 until the schema is migrated', async () => {
+    const before = await cli('schema-version');
+    expect(before.code).toBe(1);
+    expect(before.stdout).toContain('current:  (not migrated)');
+    expect(before.stderr).toContain('agent-saga migrate');
+
+    await migrateToLatest(db, schema);
+    const after = await cli('schema-version', '--json');
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.stdout)).toEqual({
+      schema,
+      current: EXPECTED_SCHEMA_VERSION,
+      expected: EXPECTED_SCHEMA_VERSION,
+      upToDate: true,
+    });
+  });
+});
+
+describe('agent-saga tokens create', () => {
+  it('prints the token as its last line and stores only its hash', async () => {
+    await migrateToLatest(db, schema); // in process: only the command under test is spawned
+    const run = await cli('tokens', 'create', '--tenant', 'acme', '--role', 'operator', '--label', 'on-call');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const token = run.lines.at(-1)!;
+    expect(token).toMatch(/^sgt_[A-Za-z0-9_-]{20,}$/);
+
+    const rows = await db.selectFrom('api_tokens').selectAll().execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      token_hash: hashToken(token),
+      tenant_id: 'acme',
+      role: 'operator',
+      label: 'on-call',
+    });
+    // The plain token is in no column of the stored row.
+    const leaked = await sql<{ n: string }>`
+      SELECT count(*) AS n FROM api_tokens WHERE strpos(row_to_json(api_tokens)::text, ${token}) > 0`.execute(
+      db,
+    );
+    expect(Number(leaked.rows[0]?.n)).toBe(0);
+    await expect(verifyApiToken(db, token)).resolves.toEqual({ tenantId: 'acme', role: 'operator' });
+  });
+
+  it('refuses a bad or missing role, naming --role (exit 2), and writes nothing', async () => {
+    await migrateToLatest(db, schema);
+    const bad = await cli('tokens', 'create', '--tenant', 'acme', '--role', 'admin');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--role');
+    expect(bad.stderr).toContain('agent, operator');
+    expect(bad.stdout).toBe('');
+
+    const missing = await cli('tokens', 'create', '--tenant', 'acme');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--role');
+    expect(await db.selectFrom('api_tokens').selectAll().execute()).toEqual([]);
+  });
+
+  it('refuses an unmigrated schema, saying to migrate (exit 1)', async () => {
+    const run = await cli('tokens', 'create', '--tenant', 'acme', '--role', 'agent');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('agent-saga migrate');
+    expect(run.stdout).toBe('');
+  });
+});

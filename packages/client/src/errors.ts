@@ -1,0 +1,132 @@
+import type { UnseenOutcome } from './call-outcome.js';
+
+/**
+ * Errors say what the agent backend must do. Each carries the dispatcher's stable `code` and the HTTP
+ * `status`; `field`, `fields` and `outcome` are set when the dispatcher sent them.
+ *
+ * - {@link InvalidRequestError} (400, and other 4xx refusals such as a pure tool's 422): the call was
+ *   refused and nothing was written. Fix it; repeating it unchanged gets the same answer.
+ * - {@link UnauthorizedError} (401/403): the token is unknown, revoked, or lacks the role.
+ * - {@link NotFoundError} (404): no such run for this tenant (another tenant's run looks the same).
+ * - {@link ConflictError} (409): the log refuses the call as it stands (`code` says why).
+ * - {@link ToolOutcomeUnknown}: the tool may or may not have acted. Retry the same step, never a new one.
+ * - {@link ServiceUnavailableError}: no usable answer (network, 5xx). A call may have been recorded: retry
+ *   with the same `stepIdx`, which the dispatcher treats as a retry of that step.
+ * - {@link UnexpectedResponseError}: the answer does not match the dispatcher's wire format.
+ */
+
+/** The error codes the dispatcher sends, each defined once. */
+export const ApiErrorCode = {
+  BAD_REQUEST: 'BAD_REQUEST',
+  INVALID_ARGS: 'INVALID_ARGS',
+  UNKNOWN_TOOL: 'UNKNOWN_TOOL',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  STEP_CONFLICT: 'STEP_CONFLICT',
+  STEP_UNRESOLVED: 'STEP_UNRESOLVED',
+  IDEMPOTENCY_MISMATCH: 'IDEMPOTENCY_MISMATCH',
+  RUN_NOT_RUNNING: 'RUN_NOT_RUNNING',
+  /** `createRun` with a run id another tenant already uses. */
+  RUN_ID_TAKEN: 'RUN_ID_TAKEN',
+  /** A pure tool's own refusal (422): the real system said no to a read. */
+  CLIENT_ERROR: 'CLIENT_ERROR',
+  /** 500: the dispatcher failed; the request may be retried. */
+  INTERNAL: 'INTERNAL',
+} as const;
+export type ApiErrorCode = (typeof ApiErrorCode)[keyof typeof ApiErrorCode];
+
+/** Codes the client itself assigns when the dispatcher gave none. */
+export const LocalErrorCode = {
+  OUTCOME_UNKNOWN: 'OUTCOME_UNKNOWN',
+  UNAVAILABLE: 'UNAVAILABLE',
+  UNEXPECTED_RESPONSE: 'UNEXPECTED_RESPONSE',
+} as const;
+
+export interface ApiErrorInit {
+  readonly code: string;
+  readonly message: string;
+  /** HTTP status of the answer; null when none arrived (network failure). */
+  readonly status: number | null;
+  readonly field?: string | undefined;
+  readonly fields?: readonly string[] | undefined;
+  readonly outcome?: UnseenOutcome | undefined;
+  /** Everything else the dispatcher put in `error` (e.g. `existingTool`, `stepIdx`). */
+  readonly details?: Readonly<Record<string, unknown>>;
+  readonly cause?: unknown;
+}
+
+/** Base of every error this client throws. */
+export abstract class SagaApiError extends Error {
+  readonly code: string;
+  readonly status: number | null;
+  /** The failing argument's dotted path (INVALID_ARGS) or the malformed body field (BAD_REQUEST). */
+  readonly field: string | undefined;
+  /** The identity arguments that differ from the stored intent (IDEMPOTENCY_MISMATCH). */
+  readonly fields: readonly string[] | undefined;
+  /** The settled outcome of an earlier step the caller had not yet seen (STEP_UNRESOLVED may carry it). */
+  readonly outcome: UnseenOutcome | undefined;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(init: ApiErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.code = init.code;
+    this.status = init.status;
+    this.field = init.field;
+    this.fields = init.fields;
+    this.outcome = init.outcome;
+    this.details = init.details ?? {};
+  }
+}
+
+/**
+ * 400: BAD_REQUEST, INVALID_ARGS (with `field`), UNKNOWN_TOOL; also any other 4xx refusal in the
+ * dispatcher's error shape (CLIENT_ERROR 422 from a pure tool). Nothing was written.
+ */
+export class InvalidRequestError extends SagaApiError {}
+
+/** 401 UNAUTHORIZED, or 403 FORBIDDEN for a token whose role may not do this. */
+export class UnauthorizedError extends SagaApiError {}
+
+/** 404: the run does not exist for this token's tenant. */
+export class NotFoundError extends SagaApiError {}
+
+/**
+ * 409: STEP_CONFLICT (another tool holds this step index), STEP_UNRESOLVED (an earlier step is still
+ * unresolved; may carry its settled `outcome`), IDEMPOTENCY_MISMATCH (`fields` changed an intent),
+ * RUN_NOT_RUNNING (the run accepts no new side-effecting calls), RUN_ID_TAKEN (another tenant's run id).
+ */
+export class ConflictError extends SagaApiError {}
+
+/** The network failed or the dispatcher answered 5xx. For a call: retry with the same `stepIdx`. */
+export class ServiceUnavailableError extends SagaApiError {}
+
+/** The dispatcher's answer does not match its wire format (or has a status this client does not expect). */
+export class UnexpectedResponseError extends SagaApiError {}
+
+/**
+ * The tool may or may not have acted (timeout, 5xx from the real system, a crash), and the harness will
+ * resolve it. `message` is written for a model: show it as the tool's result. Retry the SAME step (same
+ * `stepIdx`, same tool) to learn the outcome; never issue the call as a new step.
+ */
+export class ToolOutcomeUnknown extends SagaApiError {
+  readonly stepIdx: number;
+  readonly idempotencyKey: string;
+
+  constructor(init: { stepIdx: number; idempotencyKey: string; message: string; status: number }) {
+    super({ code: LocalErrorCode.OUTCOME_UNKNOWN, message: init.message, status: init.status });
+    this.stepIdx = init.stepIdx;
+    this.idempotencyKey = init.idempotencyKey;
+  }
+}
+
+/** Maps an error status onto its family; statuses outside 4xx and 5xx are unexpected. */
+export function errorClassForStatus(status: number): new (init: ApiErrorInit) => SagaApiError {
+  if (status === 401 || status === 403) return UnauthorizedError;
+  if (status === 404) return NotFoundError;
+  if (status === 409) return ConflictError;
+  if (status >= 400 && status < 500) return InvalidRequestError;
+  if (status >= 500) return ServiceUnavailableError;
+  return UnexpectedResponseError;
+}

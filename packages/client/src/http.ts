@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { unseenOutcomeSchema } from './call-outcome.js';
+import {
+  LocalErrorCode,
+  ServiceUnavailableError,
+  UnexpectedResponseError,
+  errorClassForStatus,
+  type SagaApiError,
+} from './errors.js';
+
+/** Where and as whom requests go; compiled once by `createSagaClient`. */
+export interface Transport {
+  /** Without a trailing slash, so `${baseUrl}/v1/...` keeps any path prefix (a reverse proxy's). */
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly fetch: typeof globalThis.fetch;
+}
+
+export interface JsonRequest<S extends z.ZodType> {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: unknown;
+  /** The success statuses this endpoint may answer with; any other 2xx/3xx is unexpected. */
+  readonly ok: readonly number[];
+  readonly schema: S;
+}
+
+/** The dispatcher's error body: `{ error: { code, message, field?, fields?, outcome?, ... } }`. */
+const errorBodySchema = z.object({
+  error: z.looseObject({
+    code: z.string().min(1),
+    message: z.string(),
+    field: z.string().optional(),
+    fields: z.array(z.string()).optional(),
+    outcome: unseenOutcomeSchema.optional(),
+  }),
+});
+
+/**
+ * Sends one JSON request and returns the validated body with its status, or throws the error family the
+ * answer maps onto. A body that does not match `schema` is an {@link UnexpectedResponseError} naming
+ * what was wrong, never a value cast to a type it does not have.
+ */
+export async function requestJson<S extends z.ZodType>(
+  transport: Transport,
+  req: JsonRequest<S>,
+): Promise<{ readonly status: number; readonly data: z.infer<S> }> {
+  const what = `${req.method} ${req.path}`;
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${transport.token}`,
+    accept: 'application/json',
+  };
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+
+  let res: Response;
+  let text: string;
+  try {
+    res = await transport.fetch(`${transport.baseUrl}${req.path}`, {
+      method: req.method,
+      headers,
+      ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
+    });
+    text = await res.text();
+  } catch (cause) {
+    throw new ServiceUnavailableError({
+      code: LocalErrorCode.UNAVAILABLE,
+      message: `${what}: no answer from the dispatcher (${describe(cause)})`,
+      status: null,
+      cause,
+    });
+  }
+
+  const json = parseJson(text);
+  if (req.ok.includes(res.status)) {
+    const parsed = req.schema.safeParse(json.ok ? json.value : undefined);
+    if (parsed.success) return { status: res.status, data: parsed.data };
+    throw unexpected(what, res.status, json.ok ? z.prettifyError(parsed.error) : 'the body is not JSON');
+  }
+  throw errorFromAnswer(what, res.status, json);
+}
+
+function errorFromAnswer(
+  what: string,
+  status: number,
+  json: { ok: true; value: unknown } | { ok: false },
+): SagaApiError {
+  const ErrorClass = errorClassForStatus(status);
+  const body = json.ok ? errorBodySchema.safeParse(json.value) : undefined;
+  if (body?.success) {
+    const { code, message, field, fields, outcome, ...details } = body.data.error;
+    return new ErrorClass({ code, message, status, field, fields, outcome, details });
+  }
+  // A 5xx from a proxy in front of the dispatcher is still "unavailable", whatever its body says.
+  if (status >= 500) {
+    return new ServiceUnavailableError({
+      code: LocalErrorCode.UNAVAILABLE,
+      message: `${what}: the dispatcher answered ${status}`,
+      status,
+    });
+  }
+  const why = !json.ok
+    ? 'the body is not JSON'
+    : body && !body.success
+      ? `not a dispatcher error body: ${z.prettifyError(body.error)}`
+      : 'unexpected status';
+  return unexpected(what, status, why);
+}
+
+function unexpected(what: string, status: number, why: string): UnexpectedResponseError {
+  return new UnexpectedResponseError({
+    code: LocalErrorCode.UNEXPECTED_RESPONSE,
+    message: `${what}: the dispatcher answered ${status} with a malformed body (${why})`,
+    status,
+  });
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text === '') return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function describe(cause: unknown): string {
+  if (cause instanceof Error) {
+    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : '';
+    return `${cause.message}${inner}`;
+  }
+  return String(cause);
+}

@@ -1,0 +1,125 @@
+import { sql } from 'kysely';
+import type { SagaDb, SagaTrx } from '../db/connect.js';
+import type { StepRow } from '../db/schema.js';
+import { StepEventKind, StepStatus } from '../statuses.js';
+import { appendStepEvent } from './append-event.js';
+import { transitionStep } from './transition-step.js';
+
+/** Parameters of {@link claimStep}. */
+export interface ClaimInput {
+  /** The step's idempotency key (the job carries it). */
+  readonly key: string;
+  /** Who holds the lease: one id per executor process (host, pid, random). */
+  readonly worker: string;
+  /** How long the lease lasts: the tool's timeout plus a margin, so a live executor records in time. */
+  readonly leaseMs: number;
+  /** The BullMQ job id that delivered the step; its outbox row is marked published with the claim. */
+  readonly jobId: string;
+  /** The schema name, for the NOTIFY of a lease-expiry transition. */
+  readonly schema: string;
+}
+
+/**
+ * What a claim found. Only `claimed` lets the caller execute the tool.
+ * - `claimed`: this worker holds the lease; `row` is the step after the claim (attempts incremented).
+ * - `lease-expired`: an earlier attempt's lease ran out with the step still INTENDED; that attempt may
+ *   have reached the real system, so the step was moved to UNKNOWN instead of being executed again.
+ * - `held`: another attempt holds a live lease until `leaseUntil`; nothing was done.
+ * - `not-intended`: the step is in `status` (settled, UNKNOWN, awaiting approval…); nothing was done.
+ * - `missing`: no step has this key.
+ */
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly row: StepRow }
+  | { readonly kind: 'lease-expired'; readonly row: StepRow }
+  | { readonly kind: 'held'; readonly leaseUntil: Date; readonly leaseOwner: string | null }
+  | { readonly kind: 'not-intended'; readonly status: StepStatus }
+  | { readonly kind: 'missing' };
+
+/** The cause written on the INTENDED → UNKNOWN transition of a step whose lease ran out. */
+export const LEASE_EXPIRED_CAUSE = 'lease expired: a previous attempt may have reached the system';
+
+/**
+ * Claims a step for execution by compare-and-set with a lease, in one transaction:
+ *
+ * ```sql
+ * UPDATE saga_log SET lease_until = now() + $lease, lease_owner = $worker,
+ *        attempts = attempts + 1, last_attempt_at = now()
+ *  WHERE idempotency_key = $key AND status = 'INTENDED' AND lease_until IS NULL
+ * RETURNING *;
+ * ```
+ *
+ * plus the ATTEMPT event and `published_at = now()` on the job's outbox row (the API's fast path adds the
+ * job to BullMQ without marking it; the claim is the proof the job arrived, so the relay need not sweep it).
+ *
+ * A row still INTENDED whose lease has expired means an executor died mid-call: the effect may exist, so
+ * it is never executed again here; it moves INTENDED → UNKNOWN, under the row lock, only while the lease is
+ * still expired. A live lease or any other status is a duplicate delivery: nothing is written.
+ */
+export async function claimStep(db: SagaDb, c: ClaimInput): Promise<ClaimResult> {
+  return db.transaction().execute(async (trx): Promise<ClaimResult> => {
+    const claimed = await trx
+      .updateTable('saga_log')
+      .set({
+        lease_until: sql<Date>`now() + make_interval(secs => ${c.leaseMs / 1000})`,
+        lease_owner: c.worker,
+        attempts: sql<number>`attempts + 1`,
+        last_attempt_at: sql<Date>`now()`,
+      })
+      .where('idempotency_key', '=', c.key)
+      .where('status', '=', StepStatus.INTENDED)
+      .where('lease_until', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (claimed) {
+      await appendStepEvent(trx, {
+        runId: claimed.run_id,
+        stepIdx: claimed.step_idx,
+        kind: StepEventKind.ATTEMPT,
+        cause: 'executor: claimed',
+        detail: { attempt: claimed.attempts, worker: c.worker, jobId: c.jobId },
+      });
+      await markJobPublished(trx, c.jobId);
+      return { kind: 'claimed', row: claimed };
+    }
+
+    // Not claimable: find out why, holding the row lock so the answer cannot change under us.
+    const current = await trx
+      .selectFrom('saga_log')
+      .select(['run_id', 'step_idx', 'status', 'lease_until', 'lease_owner'])
+      .select(sql<boolean>`lease_until IS NOT NULL AND lease_until <= now()`.as('expired'))
+      .where('idempotency_key', '=', c.key)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) return { kind: 'missing' };
+    if (current.status !== StepStatus.INTENDED) return { kind: 'not-intended', status: current.status };
+    if (!current.expired)
+      return { kind: 'held', leaseUntil: current.lease_until!, leaseOwner: current.lease_owner };
+
+    const row = await transitionStep(trx, {
+      runId: current.run_id,
+      stepIdx: current.step_idx,
+      to: StepStatus.UNKNOWN,
+      onlyFrom: [StepStatus.INTENDED],
+      cause: LEASE_EXPIRED_CAUSE,
+      detail: { expiredLeaseOwner: current.lease_owner, leaseUntil: current.lease_until, worker: c.worker },
+      patch: {
+        lease_until: null,
+        lease_owner: null,
+        error: JSON.stringify({ code: 'LEASE_EXPIRED', message: LEASE_EXPIRED_CAUSE }),
+      },
+      schema: c.schema,
+    });
+    await markJobPublished(trx, c.jobId);
+    return { kind: 'lease-expired', row };
+  });
+}
+
+/** `published_at = now()` on the delivered job's outbox row, if the relay has not marked it yet. */
+async function markJobPublished(trx: SagaTrx, jobId: string): Promise<void> {
+  await trx
+    .updateTable('outbox')
+    .set({ published_at: sql<Date>`now()` })
+    .where('job_id', '=', jobId)
+    .where('published_at', 'is', null)
+    .execute();
+}

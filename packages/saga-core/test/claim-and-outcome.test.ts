@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import {
+  claimStep,
+  ClientError,
+  classifyToolError,
+  createRun,
+  LATE_OUTCOME_CAUSE,
+  payloadHash,
+  recordIntent,
+  recordOutcome,
+  StepStatus,
+  stepKey,
+} from '@agent-saga/core';
+import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await createTestEnv('claim');
+});
+afterAll(async () => env?.close());
+
+async function intent(runId: string) {
+  await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
+  const args = { orderId: runId };
+  return env.db.transaction().execute((trx) =>
+    recordIntent(trx, {
+      runId,
+      stepIdx: 0,
+      tenantId: 'acme',
+      tool: 'create_ticket',
+      toolClass: 'compensatable',
+      toolVersion: 1,
+      idempotencyKey: stepKey(runId, 0, 'create_ticket'),
+      args,
+      payloadHash: payloadHash('create_ticket', args),
+      compensation: null,
+      correction: null,
+      audience: [],
+      dependsOn: null,
+      status: 'INTENDED',
+      schema: env.schema,
+    }),
+  );
+}
+
+const claim = (key: string, worker: string, leaseMs = 10_000) =>
+  claimStep(env.db, { key, worker, leaseMs, jobId: key, schema: env.schema });
+
+const expireLease = (key: string) =>
+  sql`UPDATE saga_log SET lease_until = now() - interval '1 second' WHERE idempotency_key = ${key}`.execute(
+    env.db,
+  );
+
+describe('claimStep', () => {
+  it('claims once, marks the outbox row, and refuses a second claimant while the lease is live', async () => {
+    const row = await intent('c-1');
+    const first = await claim(row.idempotency_key, 'w1');
+    expect(first.kind).toBe('claimed');
+    if (first.kind === 'claimed') expect(first.row).toMatchObject({ attempts: 1, lease_owner: 'w1' });
+    const outbox = await env.db
+      .selectFrom('outbox')
+      .select('published_at')
+      .where('run_id', '=', 'c-1')
+      .execute();
+    expect(outbox[0]?.published_at).not.toBeNull();
+    const second = await claim(row.idempotency_key, 'w2');
+    expect(second).toMatchObject({ kind: 'held', leaseOwner: 'w1' });
+  });
+
+  it('moves an INTENDED step with an expired lease to UNKNOWN instead of claiming it', async () => {
+    const row = await intent('c-2');
+    await claim(row.idempotency_key, 'w1');
+    await expireLease(row.idempotency_key);
+    const again = await claim(row.idempotency_key, 'w2');
+    expect(again.kind).toBe('lease-expired');
+    if (again.kind === 'lease-expired') expect(again.row).toMatchObject({ status: 'UNKNOWN', attempts: 1 });
+    expect(await claim(row.idempotency_key, 'w3')).toEqual({ kind: 'not-intended', status: 'UNKNOWN' });
+  });
+
+  it('answers missing for a key with no step', async () => {
+    expect(await claim('nope', 'w1')).toEqual({ kind: 'missing' });
+  });
+});
+
+describe('recordOutcome', () => {
+  it('records under the lease and clears it; another owner cannot record', async () => {
+    const row = await intent('o-1');
+    await claim(row.idempotency_key, 'w1');
+    const other = await recordOutcome(env.db, {
+      runId: 'o-1',
+      stepIdx: 0,
+      leaseOwner: 'w2',
+      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'X', result: {} } },
+      schema: env.schema,
+    });
+    expect(other).toEqual({ kind: 'dropped', status: 'INTENDED' });
+    const mine = await recordOutcome(env.db, {
+      runId: 'o-1',
+      stepIdx: 0,
+      leaseOwner: 'w1',
+      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'SUP-1', result: { k: 1 } } },
+      schema: env.schema,
+    });
+    expect(mine.kind).toBe('recorded');
+    if (mine.kind === 'recorded')
+      expect(mine.row).toMatchObject({
+        status: 'CONFIRMED',
+        external_ref: 'SUP-1',
+        lease_until: null,
+        lease_owner: null,
+      });
+  });
+
+  it('records an effect that arrives after lease expiry as UNKNOWN → CONFIRMED (late outcome)', async () => {
+    const row = await intent('o-2');
+    await claim(row.idempotency_key, 'w1');
+    await expireLease(row.idempotency_key);
+    await claim(row.idempotency_key, 'w2'); // → UNKNOWN
+    const late = await recordOutcome(env.db, {
+      runId: 'o-2',
+      stepIdx: 0,
+      leaseOwner: 'w1',
+      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'SUP-2', result: null } },
+      schema: env.schema,
+    });
+    expect(late.kind).toBe('late');
+    const events = await env.db
+      .selectFrom('step_events')
+      .selectAll()
+      .where('run_id', '=', 'o-2')
+      .orderBy('id')
+      .execute();
+    expect(events.at(-1)).toMatchObject({
+      from_status: 'UNKNOWN',
+      to_status: 'CONFIRMED',
+      cause: LATE_OUTCOME_CAUSE,
+    });
+  });
+
+  it('never overwrites a settled status, and keeps a late failure as an event only', async () => {
+    const row = await intent('o-3');
+    await claim(row.idempotency_key, 'w1');
+    await expireLease(row.idempotency_key);
+    await claim(row.idempotency_key, 'w2'); // → UNKNOWN
+    const failed = await recordOutcome(env.db, {
+      runId: 'o-3',
+      stepIdx: 0,
+      leaseOwner: 'w1',
+      outcome: { status: StepStatus.UNKNOWN, error: { code: 'TOOL_TIMEOUT', message: 't' } },
+      schema: env.schema,
+    });
+    expect(failed).toEqual({ kind: 'dropped', status: 'UNKNOWN' });
+    const after = await env.db
+      .selectFrom('saga_log')
+      .selectAll()
+      .where('run_id', '=', 'o-3')
+      .executeTakeFirstOrThrow();
+    expect(after.status).toBe('UNKNOWN');
+  });
+});
+
+describe('classifyToolError', () => {
+  it('makes only ClientError FAILED', () => {
+    expect(classifyToolError(new ClientError('no', { status: 422, vendorCode: 'card_declined' }))).toEqual({
+      status: 'FAILED',
+      error: { code: 'CLIENT_ERROR', message: 'no', status: 422, vendorCode: 'card_declined' },
+    });
+    expect(classifyToolError(Object.assign(new Error('bad gateway'), { status: 502 }))).toEqual({
+      status: 'UNKNOWN',
+      error: { code: 'OUTCOME_UNKNOWN', message: 'bad gateway', status: 502 },
+    });
+    expect(classifyToolError(new Error('aborted'), 'timeout').error.code).toBe('TOOL_TIMEOUT');
+    expect(classifyToolError(new ClientError('late no'), 'timeout').status).toBe('UNKNOWN');
+    expect(classifyToolError('a string').status).toBe('UNKNOWN');
+  });
+});

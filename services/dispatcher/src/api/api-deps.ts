@@ -1,0 +1,16 @@
+import type { Queue } from 'bullmq';
+import type { Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
+import type { DispatcherConfig } from '../config.js';
+import type { ExecuteJob } from '../queue/execute-queue.js';
+
+/** What the API is built from, passed explicitly (no module state, nothing read from the environment). */
+export interface ApiDeps {
+  readonly db: SagaDb;
+  /** The Postgres schema of the saga log (names the NOTIFY channels). */
+  readonly schema: string;
+  readonly registry: ToolRegistry;
+  /** The execute queue, for the fast path and the readiness check. */
+  readonly queue: Queue<ExecuteJob>;
+  readonly config: Readonly<DispatcherConfig>;
+  readonly logger: Logger;
+}

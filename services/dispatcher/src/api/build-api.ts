@@ -1,0 +1,104 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance } from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics.js';
+import type { Logger } from '@agent-saga/core';
+import type { ApiDeps } from './api-deps.js';
+import { createAuthenticate } from './auth.js';
+import { toHttpError } from './http-errors.js';
+import { callRoutes } from './routes/calls.js';
+import { healthRoutes } from './routes/health.js';
+import { runRoutes } from './routes/runs.js';
+import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
+
+/** The fastify instance of the API: pino logger, zod type provider. */
+export type ApiApp = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
+
+export interface Api {
+  readonly app: ApiApp;
+  readonly waiter: SettleWaiter;
+  readonly metrics: ApiMetrics;
+}
+
+/**
+ * Builds the dispatcher's HTTP API from explicit dependencies. Nothing listens yet: call `app.listen` (or
+ * `app.inject` in tests). `app.ready()` opens the LISTEN connection of the settle waiter; `app.close()`
+ * first wakes every waiting call (they answer 202 at once), lets in-flight requests finish, then closes the
+ * LISTEN connection. The caller owns `db` and `queue` and closes them after the app.
+ */
+export async function buildApi(deps: ApiDeps): Promise<Api> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // Big enough for tool arguments, small enough that a runaway model cannot fill memory.
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('principal', null);
+
+  const waiter = createSettleWaiter({
+    url: deps.config.DATABASE_URL,
+    schema: deps.schema,
+    logger: deps.logger,
+  });
+  const metrics = createApiMetrics(deps.db);
+  app.addHook('onReady', () => waiter.start());
+  // On close: waiting calls answer at once, and every answer from now on closes its connection. Without
+  // that, a keep-alive connection whose request was in flight when close began stays open until its
+  // keep-alive timeout (72 s) and holds the drain up.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    waiter.drain();
+    done();
+  });
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+  app.addHook('onClose', () => waiter.close());
+
+  app.setErrorHandler((err, req, reply) => {
+    const mapped = toHttpError(err);
+    if (mapped.internal) req.log.error({ err }, 'request failed');
+    else req.log.info({ code: mapped.body.error.code, status: mapped.status }, 'request refused');
+    return reply.code(mapped.status).send(mapped.body);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ error: { code: 'NOT_FOUND', message: `no route ${req.method} ${req.url}` } }),
+  );
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: {
+        title: 'agent-saga dispatcher',
+        description:
+          'Durable intake of side-effecting tool calls: every call is written as an intent before it is sent.',
+        version: '0.1.0',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes, { deps, waiter, metrics });
+  const authenticate = createAuthenticate(deps.db);
+  await app.register(
+    async (v1) => {
+      v1.addHook('onRequest', authenticate);
+      await v1.register(runRoutes, { deps });
+      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics } });
+    },
+    { prefix: '/v1' },
+  );
+  return { app, waiter, metrics };
+}

@@ -1,0 +1,38 @@
+import type { Queue } from 'bullmq';
+import type { Logger, SagaTrx } from '@agent-saga/core';
+import { executeJobSchema, publishExecute, type ExecuteJob } from '../queue/execute-queue.js';
+
+/** A committed outbox message that the fast path may publish at once. */
+export interface Dispatch {
+  readonly jobId: string;
+  readonly data: ExecuteJob;
+}
+
+/**
+ * The latest outbox message of a step, read in the transaction that wrote it, so the fast path publishes
+ * exactly what the relay would (same job id, same data).
+ */
+export async function readDispatch(trx: SagaTrx, key: string): Promise<Dispatch> {
+  const msg = await trx
+    .selectFrom('outbox')
+    .select(['job_id', 'payload'])
+    .where('idempotency_key', '=', key)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirstOrThrow();
+  return { jobId: msg.job_id, data: executeJobSchema.parse(msg.payload) };
+}
+
+/**
+ * The fast path: adds the job right after the commit instead of waiting for the relay. Best effort: a
+ * failure is logged and left to the relay, which sweeps every outbox row the fast path missed (the outbox,
+ * not this call, is the source of truth). The job id makes a later relay publish of the same row a no-op.
+ * The outbox row is not marked here; the executor's claim marks it published.
+ */
+export async function publishFast(queue: Queue<ExecuteJob>, d: Dispatch, log: Logger): Promise<void> {
+  try {
+    await publishExecute(queue, d.jobId, d.data);
+  } catch (err) {
+    log.warn({ err, jobId: d.jobId }, 'fast-path publish failed; the outbox relay will publish the step');
+  }
+}

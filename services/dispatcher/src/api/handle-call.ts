@@ -1,0 +1,134 @@
+import {
+  getRun,
+  lockRun,
+  markOutcomeDelivered,
+  parseArgs,
+  SETTLED_STEP_STATUSES,
+  ToolClass,
+  type Logger,
+  type Principal,
+  type StepRow,
+  type StepStatus,
+} from '@agent-saga/core';
+import type { ApiMetrics } from '../metrics/api-metrics.js';
+import type { ApiDeps } from './api-deps.js';
+import { awaitSettle } from './await-settle.js';
+import { callIntake } from './call-intake.js';
+import { isInFlight, presentCallOutcome, type CallAnswer } from './call-outcome.js';
+import { publishFast, type Dispatch } from './dispatch.js';
+import { resolveByLookup } from './inline-lookup.js';
+import { runPureTool } from './run-pure-tool.js';
+import type { CallBody } from './schemas.js';
+import type { SettleWaiter } from './settle-waiter.js';
+
+export interface CallContext extends ApiDeps {
+  readonly waiter: SettleWaiter;
+  readonly metrics: ApiMetrics;
+}
+
+/**
+ * POST /v1/runs/{runId}/calls, from a validated body to the answer:
+ * 1. the tool and its arguments are checked (400s; nothing written);
+ * 2. a pure tool runs at once, no row;
+ * 3. otherwise the intake transaction (see `callIntake`), then, for a retry of an unsettled step, the
+ *    inline lookup (see `resolveByLookup`);
+ * 4. the step's key is watched, the fast path publishes what this call committed, and the answer waits up to
+ *    `waitMs` for a NOTIFY that the step settled;
+ * 5. a settled outcome in the answer is marked delivered, which moves the run's cursor.
+ */
+export async function handleCall(
+  ctx: CallContext,
+  principal: Principal,
+  runId: string,
+  body: CallBody,
+  log: Logger,
+): Promise<CallAnswer> {
+  const tool = ctx.registry.require(body.tool);
+  const args = parseArgs(tool, body.args);
+  if (tool.class === ToolClass.PURE) {
+    const run = await getRun(ctx.db, principal.tenantId, runId);
+    const answer = await runPureTool({
+      tool,
+      args,
+      runId,
+      tenantId: principal.tenantId,
+      stepIdx: body.stepIdx ?? run.cursor,
+      log,
+    });
+    ctx.metrics.calls.inc({ tool: tool.name, outcome: 'PURE' });
+    return answer;
+  }
+
+  const intake = await ctx.db.transaction().execute((trx) =>
+    callIntake(trx, {
+      tenantId: principal.tenantId,
+      runId,
+      tool,
+      args,
+      stepIdx: body.stepIdx,
+      registry: ctx.registry,
+      schema: ctx.schema,
+      log,
+    }),
+  );
+  const committedAt = performance.now();
+  if (intake.kind === 'refused') throw intake.error;
+  const { step, replayed, dispatch, delivered } =
+    intake.kind === 'lookup'
+      ? {
+          ...(await resolveByLookup({
+            db: ctx.db,
+            schema: ctx.schema,
+            tenantId: principal.tenantId,
+            tool,
+            step: intake.step,
+            recheckMs: ctx.config.LOOKUP_RECHECK_MS,
+            log,
+          })),
+          delivered: false,
+        }
+      : intake;
+
+  const settled = await settle(ctx, step, dispatch, body.waitMs ?? ctx.config.CALL_WAIT_DEFAULT_MS, log);
+  if (dispatch && isSettled(settled.status))
+    ctx.metrics.dispatchLatency.observe({ tool: tool.name }, (performance.now() - committedAt) / 1000);
+  if (isSettled(settled.status) && !delivered && !settled.outcome_delivered)
+    await ctx.db.transaction().execute(async (trx) => {
+      await lockRun(trx, principal.tenantId, runId);
+      await markOutcomeDelivered(trx, runId, settled.step_idx);
+    });
+  const answer = presentCallOutcome(settled, replayed);
+  ctx.metrics.calls.inc({ tool: tool.name, outcome: answer.body.status });
+  log.info(
+    { runId, stepIdx: settled.step_idx, key: settled.idempotency_key, status: settled.status, replayed },
+    'call answered',
+  );
+  return answer;
+}
+
+/** Publishes (fast path) and waits for the step, watching its key first so no NOTIFY is missed. */
+async function settle(
+  ctx: CallContext,
+  step: StepRow,
+  dispatch: Dispatch | null,
+  waitMs: number,
+  log: Logger,
+): Promise<StepRow> {
+  if (!dispatch && !isInFlight(step.status)) return step;
+  const watch = ctx.waiter.watch(step.idempotency_key);
+  try {
+    if (dispatch && ctx.config.SAGA_FAST_PATH)
+      await publishFast(
+        ctx.queue,
+        dispatch,
+        log.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key }),
+      );
+    return await awaitSettle(ctx.db, watch, step.idempotency_key, waitMs);
+  } finally {
+    watch.close();
+  }
+}
+
+function isSettled(status: StepStatus): boolean {
+  return (SETTLED_STEP_STATUSES as readonly StepStatus[]).includes(status);
+}

@@ -1,0 +1,75 @@
+import {
+  redactArgs,
+  type RunRow,
+  type StepEventRow,
+  type StepRow,
+  type ToolRegistry,
+} from '@agent-saga/core';
+import type { EventView, RunView, StepView } from './schemas.js';
+
+/**
+ * Rows of the saga log as camelCase JSON. Arguments that a tool declares secret are redacted here too: the
+ * log keeps what executes, an HTTP answer never echoes a credential back.
+ */
+export function presentStep(step: StepRow, registry: ToolRegistry): StepView {
+  return {
+    stepIdx: step.step_idx,
+    tool: step.tool,
+    toolClass: step.tool_class,
+    toolVersion: step.tool_version,
+    status: step.status,
+    idempotencyKey: step.idempotency_key,
+    args: redact(registry, step.tool, step.args),
+    externalRef: step.external_ref,
+    result: step.result,
+    error: step.error,
+    compensation: step.compensation,
+    compensationStatus: step.compensation_status,
+    audience: step.audience,
+    attempts: step.attempts,
+    outcomeDelivered: step.outcome_delivered,
+    createdAt: step.created_at.toISOString(),
+    updatedAt: step.updated_at.toISOString(),
+  };
+}
+
+export function presentRun(run: RunRow, steps: readonly StepRow[], registry: ToolRegistry): RunView {
+  return {
+    runId: run.run_id,
+    status: run.status,
+    statusReason: run.status_reason,
+    cursor: run.cursor,
+    metadata: run.metadata,
+    createdAt: run.created_at.toISOString(),
+    updatedAt: run.updated_at.toISOString(),
+    steps: steps.map((s) => presentStep(s, registry)),
+  };
+}
+
+/** An event; `detail.args` (intake and retry events) is redacted with the step's tool. */
+export function presentEvent(
+  e: StepEventRow,
+  toolOf: (stepIdx: number) => string | undefined,
+  registry: ToolRegistry,
+): EventView {
+  const tool = toolOf(e.step_idx);
+  const detail =
+    e.detail && tool && 'args' in e.detail
+      ? { ...e.detail, args: redact(registry, tool, e.detail.args) }
+      : e.detail;
+  return {
+    id: String(e.id),
+    stepIdx: e.step_idx,
+    kind: e.kind,
+    from: e.from_status,
+    to: e.to_status,
+    cause: e.cause,
+    detail,
+    at: e.at.toISOString(),
+  };
+}
+
+function redact(registry: ToolRegistry, toolName: string, args: unknown): unknown {
+  const tool = registry.get(toolName);
+  return tool ? redactArgs(tool, args) : args;
+}

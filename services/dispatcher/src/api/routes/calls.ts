@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { principalOf } from '../auth.js';
+import { handleCall, type CallContext } from '../handle-call.js';
+import { toHttpError } from '../http-errors.js';
+import { callAnswerBody, callBody, errorBody, runIdParams } from '../schemas.js';
+
+/** POST /v1/runs/{runId}/calls: one tool call of an agent (see `handleCall`). */
+export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { ctx }) => {
+  app.post(
+    '/runs/:runId/calls',
+    {
+      schema: {
+        summary: 'Call a tool within a run',
+        description:
+          'Pure tools run at once. Other calls are written to the saga log as an intent before anything is ' +
+          'sent, and the answer waits up to waitMs for the outcome. A retry of a step never sends new ' +
+          'arguments downstream.',
+        tags: ['calls'],
+        security: [{ bearer: [] }],
+        params: runIdParams,
+        body: callBody,
+        response: {
+          200: callAnswerBody,
+          202: callAnswerBody,
+          400: errorBody,
+          401: errorBody,
+          404: errorBody,
+          409: errorBody,
+        },
+      },
+    },
+    async (req, reply) => {
+      try {
+        // The deps' pino logger, bound to this request (req.log is typed as fastify's narrower logger).
+        const log = ctx.logger.child({ reqId: req.id });
+        const answer = await handleCall(ctx, principalOf(req), req.params.runId, req.body, log);
+        return await reply.code(answer.statusCode).send(answer.body);
+      } catch (err) {
+        ctx.metrics.calls.inc({ tool: req.body.tool, outcome: toHttpError(err).body.error.code });
+        throw err;
+      }
+    },
+  );
+  return Promise.resolve();
+};

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { createRun, getRun, listStepEvents, listSteps } from '@agent-saga/core';
+import { RunIdTakenError } from '../api-errors.js';
+import type { ApiDeps } from '../api-deps.js';
+import { principalOf } from '../auth.js';
+import { presentEvent, presentRun } from '../present-step.js';
+import { createRunBody, errorBody, runCreated, runEvents, runIdParams, runView } from '../schemas.js';
+
+/** Runs: create (idempotent per tenant), read with all steps, read every event. */
+export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps }) => {
+  app.post(
+    '/runs',
+    {
+      schema: {
+        summary: 'Create a run',
+        description: 'Creating a run id the tenant already has is idempotent (200). Step indices start at 0.',
+        tags: ['runs'],
+        security: [{ bearer: [] }],
+        body: createRunBody,
+        response: { 200: runCreated, 201: runCreated, 400: errorBody, 401: errorBody, 409: errorBody },
+      },
+    },
+    async (req, reply) => {
+      const { tenantId } = principalOf(req);
+      const runId = req.body?.runId ?? `run_${randomUUID()}`;
+      const r = await createRun(deps.db, { runId, tenantId, metadata: req.body?.metadata ?? {} });
+      if ('taken' in r) throw new RunIdTakenError(runId);
+      if (r.created) req.log.info({ runId }, 'run created');
+      return reply.code(r.created ? 201 : 200).send({ runId: r.run.run_id, status: r.run.status });
+    },
+  );
+
+  app.get(
+    '/runs/:runId',
+    {
+      schema: {
+        summary: 'A run and all its steps, from the saga log',
+        tags: ['runs'],
+        security: [{ bearer: [] }],
+        params: runIdParams,
+        response: { 200: runView, 401: errorBody, 404: errorBody },
+      },
+    },
+    async (req) => {
+      const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
+      return presentRun(run, await listSteps(deps.db, run.run_id), deps.registry);
+    },
+  );
+
+  app.get(
+    '/runs/:runId/events',
+    {
+      schema: {
+        summary: 'Every transition, attempt, retry and lookup of a run, in order',
+        tags: ['runs'],
+        security: [{ bearer: [] }],
+        params: runIdParams,
+        response: { 200: runEvents, 401: errorBody, 404: errorBody },
+      },
+    },
+    async (req) => {
+      const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
+      const [steps, events] = await Promise.all([
+        listSteps(deps.db, run.run_id),
+        listStepEvents(deps.db, run.run_id),
+      ]);
+      const toolAt = new Map(steps.map((s) => [s.step_idx, s.tool]));
+      return {
+        runId: run.run_id,
+        events: events.map((e) => presentEvent(e, (i) => toolAt.get(i), deps.registry)),
+      };
+    },
+  );
+  return Promise.resolve();
+};

@@ -1,0 +1,41 @@
+/**
+ * Development only: starts the three roles (api, relay, executor) as three child processes sharing this
+ * process's environment, prefixes nothing (each logs JSON with its own `name`), and forwards SIGTERM and
+ * SIGINT to all of them. When one child exits on its own the others are stopped and this process exits
+ * with that child's code: a half-started dispatcher is worse than none. In production run each role as its
+ * own process, so each pool scales by itself.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROLES = ['api', 'relay', 'executor'] as const;
+const here = dirname(fileURLToPath(import.meta.url));
+
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+function stopAll(signal: NodeJS.Signals): void {
+  stopping = true;
+  for (const child of children.values()) if (child.exitCode === null) child.kill(signal);
+}
+
+for (const role of ROLES) {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, `${role}.ts`)], {
+    stdio: 'inherit',
+    env: process.env,
+  });
+  children.set(role, child);
+  child.on('exit', (code, signal) => {
+    children.delete(role);
+    if (!stopping) {
+      process.stderr.write(`${role} exited (${signal ?? code}); stopping the others\n`);
+      process.exitCode = code ?? 1;
+      stopAll('SIGTERM');
+    }
+    if (children.size === 0) process.exit(process.exitCode ?? 0);
+  });
+}
+
+process.on('SIGTERM', () => stopAll('SIGTERM'));
+process.on('SIGINT', () => stopAll('SIGINT'));

@@ -1,0 +1,51 @@
+/**
+ * Entry point of an API process: `node --import tsx services/dispatcher/src/bin/api.ts`. Scale by processes
+ * behind a load balancer; each holds one pool and one LISTEN connection. SIGTERM drains: the server stops
+ * accepting (new requests get 503), calls waiting for an outcome answer 202 at once, requests under way
+ * finish, then the pools close.
+ */
+import { assertSchemaVersion, createDb, createLogger, loadToolRegistry, type Logger } from '@agent-saga/core';
+import { buildApi } from '../api/build-api.js';
+import { loadDispatcherConfig } from '../config.js';
+import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
+import { bullmqConnection } from '../queue/bullmq-connection.js';
+import { createExecuteQueue } from '../queue/execute-queue.js';
+
+async function main(): Promise<void> {
+  let logger: Logger | undefined;
+  try {
+    const config = loadDispatcherConfig();
+    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-api' });
+    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    const db = createDb({
+      url: config.DATABASE_URL,
+      schema: config.SAGA_DB_SCHEMA,
+      poolSize: config.DB_POOL_SIZE,
+      applicationName: 'agent-saga-api',
+    });
+    await assertSchemaVersion(db);
+    const queue = createExecuteQueue(bullmqConnection(config.REDIS_URL), config.SAGA_QUEUE_PREFIX);
+    const { app } = await buildApi({ db, schema: config.SAGA_DB_SCHEMA, registry, queue, config, logger });
+    await app.listen({ host: config.HOST, port: config.PORT });
+    drainOnSignal({
+      logger,
+      async drain() {
+        await app.close();
+        await queue.close();
+        await db.destroy();
+      },
+    });
+    logger.info(
+      {
+        tools: registry.list().map((t) => t.name),
+        schema: config.SAGA_DB_SCHEMA,
+        fastPath: config.SAGA_FAST_PATH,
+      },
+      'api started',
+    );
+  } catch (err) {
+    exitOnStartFailure(logger, err);
+  }
+}
+
+await main();

@@ -1,0 +1,70 @@
+/**
+ * Entry point of an executor process: `node --import tsx services/dispatcher/src/bin/executor.ts`.
+ * Scale by processes and EXECUTOR_CONCURRENCY. SIGTERM drains: no new job is taken (the rest stay in the
+ * queue), running calls finish and record; after EXECUTOR_DRAIN_MS (or a second signal) they are aborted
+ * and record UNKNOWN.
+ */
+import {
+  assertSchemaVersion,
+  createCrashPoints,
+  createDb,
+  createLogger,
+  loadToolRegistry,
+  type Logger,
+} from '@agent-saga/core';
+import { loadDispatcherConfig } from '../config.js';
+import { createExecutorWorker } from '../executor/executor-worker.js';
+import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
+import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
+import { createWorkerMetrics } from '../metrics/worker-metrics.js';
+import { bullmqConnection } from '../queue/bullmq-connection.js';
+
+async function main(): Promise<void> {
+  let logger: Logger | undefined;
+  try {
+    const config = loadDispatcherConfig();
+    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-executor' });
+    const db = createDb({
+      url: config.DATABASE_URL,
+      schema: config.SAGA_DB_SCHEMA,
+      poolSize: config.DB_POOL_SIZE,
+      applicationName: 'agent-saga-executor',
+    });
+    await assertSchemaVersion(db);
+    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    const metrics = createWorkerMetrics('executor');
+    const executor = createExecutorWorker({
+      db,
+      registry,
+      config,
+      connection: bullmqConnection(config.REDIS_URL),
+      crash: createCrashPoints(config.SAGA_CRASH_POINTS),
+      logger,
+      metrics,
+    });
+    executor.start();
+    const metricsServer =
+      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
+    drainOnSignal({
+      logger,
+      async drain() {
+        await executor.close(config.EXECUTOR_DRAIN_MS);
+        if (metricsServer) await stopMetricsServer(metricsServer);
+        await db.destroy();
+      },
+      hurry: () => executor.abortRunning(),
+    });
+    logger.info(
+      {
+        workerId: executor.workerId,
+        concurrency: config.EXECUTOR_CONCURRENCY,
+        tools: registry.list().length,
+      },
+      'executor started',
+    );
+  } catch (err) {
+    exitOnStartFailure(logger, err);
+  }
+}
+
+await main();

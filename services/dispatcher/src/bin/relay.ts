@@ -1,0 +1,64 @@
+/**
+ * Entry point of an outbox relay process: `node --import tsx services/dispatcher/src/bin/relay.ts`.
+ * Any number may run at once. SIGTERM stops claiming and lets the batch under way publish and mark.
+ */
+import {
+  assertSchemaVersion,
+  createCrashPoints,
+  createDb,
+  createLogger,
+  type DbOptions,
+  type Logger,
+} from '@agent-saga/core';
+import { loadDispatcherConfig } from '../config.js';
+import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
+import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
+import { createWorkerMetrics } from '../metrics/worker-metrics.js';
+import { bullmqConnection } from '../queue/bullmq-connection.js';
+import { createExecuteQueue } from '../queue/execute-queue.js';
+import { createOutboxRelay } from '../relay/outbox-relay.js';
+
+async function main(): Promise<void> {
+  let logger: Logger | undefined;
+  try {
+    const config = loadDispatcherConfig();
+    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-relay' });
+    const dbOptions: DbOptions = {
+      url: config.DATABASE_URL,
+      schema: config.SAGA_DB_SCHEMA,
+      poolSize: Math.min(config.DB_POOL_SIZE, 4),
+      applicationName: 'agent-saga-relay',
+    };
+    const db = createDb(dbOptions);
+    await assertSchemaVersion(db);
+    const queue = createExecuteQueue(bullmqConnection(config.REDIS_URL), config.SAGA_QUEUE_PREFIX);
+    const metrics = createWorkerMetrics('relay');
+    const relay = createOutboxRelay({
+      db,
+      queue,
+      config,
+      listenDb: dbOptions,
+      crash: createCrashPoints(config.SAGA_CRASH_POINTS),
+      logger,
+      metrics,
+    });
+    await relay.start();
+    const metricsServer =
+      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
+    const log = logger;
+    drainOnSignal({
+      logger: log,
+      async drain() {
+        await relay.stop();
+        if (metricsServer) await stopMetricsServer(metricsServer);
+        await queue.close();
+        await db.destroy();
+      },
+    });
+    logger.info({ schema: config.SAGA_DB_SCHEMA, fastPath: config.SAGA_FAST_PATH }, 'relay started');
+  } catch (err) {
+    exitOnStartFailure(logger, err);
+  }
+}
+
+await main();

@@ -1,0 +1,210 @@
+import {
+  claimStep,
+  classifyToolError,
+  CrashPoint,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  InvalidArgsError,
+  parseArgs,
+  recordOutcome,
+  StepStatus,
+  type AnyTool,
+  type Logger,
+  type RecordOutcomeResult,
+  type SagaDb,
+  type StepOutcome,
+  type StepRow,
+  type ToolRegistry,
+} from '@agent-saga/core';
+import type { DispatcherConfig } from '../config.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { ExecuteJob } from '../queue/execute-queue.js';
+import { callTool } from './call-tool.js';
+
+export interface ExecuteStepDeps {
+  readonly db: SagaDb;
+  readonly registry: ToolRegistry;
+  readonly config: Pick<DispatcherConfig, 'SAGA_DB_SCHEMA' | 'LEASE_MARGIN_MS'>;
+  /** This process's lease owner id. */
+  readonly workerId: string;
+  readonly crash: (point: CrashPoint) => void;
+  readonly logger: Logger;
+  readonly metrics?: WorkerMetrics;
+  /** Fires when the executor gives up draining: running calls stop and record UNKNOWN. */
+  readonly shutdownSignal: AbortSignal;
+}
+
+/**
+ * What became of one delivered job.
+ * - `executed`: this worker claimed the step and recorded what the tool did (or FAILED when nothing was
+ *   sent because the stored call cannot be made any more).
+ * - `lease-expired`: an earlier attempt died holding the step; it was moved to UNKNOWN, not run again.
+ * - `held`: another attempt holds a live lease until `leaseUntil`; nothing was done.
+ * - `duplicate`: the step is no longer INTENDED (already run, or settled elsewhere); nothing was done.
+ * - `missing`: no step has this key (its schema was dropped, or the job is foreign).
+ */
+export type ExecuteStepResult =
+  | {
+      readonly kind: 'executed';
+      readonly outcome: StepOutcome['status'];
+      readonly recorded: RecordOutcomeResult;
+    }
+  | { readonly kind: 'lease-expired' }
+  | { readonly kind: 'held'; readonly leaseUntil: Date }
+  | { readonly kind: 'duplicate'; readonly status: StepStatus }
+  | { readonly kind: 'missing' };
+
+/**
+ * Runs one step delivered by BullMQ: claim by compare-and-set with a lease of the tool's timeout plus
+ * LEASE_MARGIN_MS, call the tool with the stored arguments (parsed again with its schema), record the
+ * outcome. Never retries: an UNKNOWN step is the reconciler's to resolve. The named crash points sit at
+ * the two boundaries where a dead process leaves the most to recover.
+ */
+export async function executeStep(
+  d: ExecuteStepDeps,
+  job: ExecuteJob,
+  jobId: string,
+): Promise<ExecuteStepResult> {
+  // A read first: a duplicate delivery costs no write transaction, and the lease depends on the tool.
+  const current = await d.db
+    .selectFrom('saga_log')
+    .select(['tool', 'status'])
+    .where('idempotency_key', '=', job.key)
+    .executeTakeFirst();
+  if (!current) return { kind: 'missing' };
+  if (current.status !== StepStatus.INTENDED) return { kind: 'duplicate', status: current.status };
+
+  const tool = d.registry.get(current.tool);
+  const claim = await claimStep(d.db, {
+    key: job.key,
+    worker: d.workerId,
+    leaseMs: (tool?.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) + d.config.LEASE_MARGIN_MS,
+    jobId,
+    schema: d.config.SAGA_DB_SCHEMA,
+  });
+  switch (claim.kind) {
+    case 'claimed':
+      return { kind: 'executed', ...(await runClaimed(d, tool, claim.row)) };
+    case 'lease-expired':
+      d.logger.warn(
+        { runId: claim.row.run_id, stepIdx: claim.row.step_idx, key: job.key },
+        'step lease expired with the step INTENDED: moved to UNKNOWN, not executed again',
+      );
+      return { kind: 'lease-expired' };
+    case 'held':
+      return { kind: 'held', leaseUntil: claim.leaseUntil };
+    case 'not-intended':
+      return { kind: 'duplicate', status: claim.status };
+    case 'missing':
+      return { kind: 'missing' };
+    default: {
+      const never: never = claim;
+      throw new Error(`unexpected claim result ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+async function runClaimed(
+  d: ExecuteStepDeps,
+  tool: AnyTool | undefined,
+  row: StepRow,
+): Promise<{ outcome: StepOutcome['status']; recorded: RecordOutcomeResult }> {
+  const logger = d.logger.child({ runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key });
+  d.crash(CrashPoint.AFTER_CLAIM_BEFORE_TOOL);
+
+  const prepared = prepareCall(tool, row, logger);
+  let outcome: StepOutcome;
+  if ('outcome' in prepared) {
+    outcome = prepared.outcome;
+  } else {
+    const call = await callTool(
+      prepared.tool,
+      prepared.args,
+      {
+        idempotencyKey: row.idempotency_key,
+        runId: row.run_id,
+        stepIdx: row.step_idx,
+        tenantId: row.tenant_id,
+        attempt: row.attempts,
+        logger,
+      },
+      d.shutdownSignal,
+    );
+    d.crash(CrashPoint.AFTER_TOOL_BEFORE_RECORD);
+    outcome = call.ok
+      ? { status: StepStatus.CONFIRMED, effect: call.effect }
+      : classifyToolError(call.error, call.reason);
+    d.metrics?.toolLatency.observe(
+      { tool: row.tool, outcome: outcome.status.toLowerCase() },
+      call.durationMs / 1000,
+    );
+    if (!call.ok)
+      logger.warn({ err: call.error, outcome: outcome.status }, 'tool call did not return an effect');
+  }
+
+  const recorded = await recordOutcome(d.db, {
+    runId: row.run_id,
+    stepIdx: row.step_idx,
+    leaseOwner: d.workerId,
+    outcome,
+    schema: d.config.SAGA_DB_SCHEMA,
+  });
+  if (recorded.kind === 'dropped')
+    logger.error(
+      { outcome: outcome.status, status: recorded.status },
+      'outcome arrived after the step had moved on; kept as an event only',
+    );
+  else if (recorded.kind === 'late')
+    logger.warn({ outcome: outcome.status }, 'effect arrived after the lease expired: UNKNOWN → CONFIRMED');
+  d.metrics?.executions.inc({ tool: row.tool, outcome: metricOutcome(outcome, recorded) });
+  return { outcome: outcome.status, recorded };
+}
+
+/**
+ * The call as stored, made with today's definition. A definition whose version differs from the one that
+ * wrote the row still runs the stored arguments if they parse. When they no longer parse, or the tool is
+ * gone from the registry, nothing can be sent: FAILED is honest ("nothing happened"), and the model
+ * learns at once rather than waiting on a step no executor can run.
+ */
+function prepareCall(
+  tool: AnyTool | undefined,
+  row: StepRow,
+  logger: Logger,
+): { tool: AnyTool; args: Record<string, unknown> } | { outcome: StepOutcome } {
+  if (!tool)
+    return {
+      outcome: {
+        status: StepStatus.FAILED,
+        error: {
+          code: 'UNKNOWN_TOOL',
+          message: `tool ${row.tool} is not registered in this executor; nothing was sent`,
+        },
+      },
+    };
+  if (tool.version !== row.tool_version)
+    logger.warn(
+      { tool: tool.name, storedVersion: row.tool_version, version: tool.version },
+      'tool definition version differs from the one that wrote the step; running the stored arguments',
+    );
+  try {
+    return { tool, args: parseArgs(tool, row.args) };
+  } catch (err) {
+    if (!(err instanceof InvalidArgsError)) throw err;
+    return {
+      outcome: {
+        status: StepStatus.FAILED,
+        error: {
+          code: 'STORED_ARGS_INVALID',
+          message:
+            `the stored arguments (tool version ${row.tool_version}) fail tool version ${tool.version}'s schema ` +
+            `at ${err.field}; nothing was sent`,
+        },
+      },
+    };
+  }
+}
+
+function metricOutcome(outcome: StepOutcome, recorded: RecordOutcomeResult): string {
+  if (recorded.kind === 'late') return 'late_confirmed';
+  if (recorded.kind === 'dropped') return 'dropped';
+  return outcome.status.toLowerCase();
+}

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { OutcomeUnknownError } from '@agent-saga/core';
+import type { DispatcherConfig } from '../config.js';
+import { EXECUTE_QUEUE, executeJobSchema, type ExecuteJob } from '../queue/execute-queue.js';
+import { executeStep, type ExecuteStepDeps, type ExecuteStepResult } from './execute-step.js';
+
+/**
+ * Slack added to a live lease before a redelivered job looks again: the lease is stamped by the
+ * database's clock, the delay is counted by this process's.
+ */
+const HELD_RECHECK_SLACK_MS = 250;
+
+export interface ExecutorWorker {
+  readonly worker: Worker<ExecuteJob, ExecuteStepResult['kind']>;
+  readonly workerId: string;
+  /** Starts taking jobs. */
+  start(): void;
+  /**
+   * Drains: takes no new job (jobs not started stay in the queue) and waits for the running ones. After
+   * `drainMs` it aborts their signals, so they end and record UNKNOWN instead of being cut off.
+   */
+  close(drainMs: number): Promise<void>;
+  /** Aborts the running calls now (a second SIGTERM). */
+  abortRunning(): void;
+}
+
+export type ExecutorWorkerDeps = Omit<ExecuteStepDeps, 'workerId' | 'shutdownSignal'> & {
+  readonly config: ExecuteStepDeps['config'] &
+    Pick<
+      DispatcherConfig,
+      'SAGA_QUEUE_PREFIX' | 'EXECUTOR_CONCURRENCY' | 'EXECUTOR_LOCK_MS' | 'EXECUTOR_STALLED_INTERVAL_MS'
+    >;
+  readonly connection: ConnectionOptions;
+};
+
+/** A lease owner id: unique per process and start, readable in the log. */
+export function newWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * The executor pool of one process: a BullMQ worker on {@link EXECUTE_QUEUE} with EXECUTOR_CONCURRENCY
+ * jobs at once. Each job runs {@link executeStep}. A job redelivered while another attempt holds a live
+ * lease (BullMQ's stalled check after a worker stopped renewing its lock) is not run: it is delayed to just
+ * after the lease ends and looks again, when the step is either settled by its holder (nothing to do) or
+ * still INTENDED with the lease expired (moved to UNKNOWN, never executed twice).
+ */
+export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
+  const shutdown = new AbortController();
+  const workerId = newWorkerId();
+  const deps: ExecuteStepDeps = { ...d, workerId, shutdownSignal: shutdown.signal };
+
+  const processor = async (job: Job<ExecuteJob>, token?: string): Promise<ExecuteStepResult['kind']> => {
+    const data = executeJobSchema.safeParse(job.data);
+    if (!data.success) throw new UnrecoverableError(`execute job ${job.id} has malformed data`);
+    const result = await executeStep(deps, data.data, job.id ?? data.data.key);
+    if (result.kind === 'held') {
+      await job.moveToDelayed(result.leaseUntil.getTime() + HELD_RECHECK_SLACK_MS, token);
+      throw new DelayedError();
+    }
+    if (result.kind === 'missing') d.logger.warn({ jobId: job.id, key: data.data.key }, 'no step for job');
+    if (result.kind !== 'executed') d.metrics?.executions.inc({ tool: '(none)', outcome: result.kind });
+    return result.kind;
+  };
+
+  const worker = new Worker<ExecuteJob, ExecuteStepResult['kind']>(EXECUTE_QUEUE, processor, {
+    connection: d.connection,
+    prefix: d.config.SAGA_QUEUE_PREFIX,
+    concurrency: d.config.EXECUTOR_CONCURRENCY,
+    lockDuration: d.config.EXECUTOR_LOCK_MS,
+    stalledInterval: d.config.EXECUTOR_STALLED_INTERVAL_MS,
+    autorun: false,
+  });
+  worker.on('failed', (job, err) => d.logger.error({ err, jobId: job?.id }, 'execute job failed'));
+  worker.on('error', (err) => d.logger.error({ err }, 'executor worker error'));
+
+  const abortRunning = (): void =>
+    shutdown.abort(new OutcomeUnknownError('executor shut down while the call was running'));
+
+  return {
+    worker,
+    workerId,
+    start() {
+      worker.run().catch((err: unknown) => d.logger.error({ err }, 'executor worker stopped'));
+    },
+    async close(drainMs) {
+      const timer = setTimeout(abortRunning, drainMs);
+      try {
+        await worker.close();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    abortRunning,
+  };
+}

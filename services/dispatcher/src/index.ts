@@ -1,0 +1,42 @@
+// The public surface of @agent-saga/dispatcher: what tests and the other roles use. Named exports only.
+// --- API ---
+export { buildApi, type Api, type ApiApp } from './api/build-api.js';
+export type { ApiDeps } from './api/api-deps.js';
+export {
+  createSettleWaiter,
+  type SettleWaiter,
+  type StepWatch,
+  type WakeReason,
+} from './api/settle-waiter.js';
+export { resolveStep, type StepResolution, type ResolutionInput } from './api/step-resolution.js';
+export { UNKNOWN_OUTCOME_MESSAGE } from './api/call-outcome.js';
+export { MAX_WAIT_MS } from './api/schemas.js';
+export { UnauthorizedError, BadRequestError, RunIdTakenError } from './api/api-errors.js';
+export { createApiMetrics, type ApiMetrics } from './metrics/api-metrics.js';
+// --- relay and executor ---
+export { loadDispatcherConfig, dispatcherConfigSchema, type DispatcherConfig } from './config.js';
+export {
+  EXECUTE_QUEUE,
+  EXECUTE_JOB_OPTIONS,
+  executeJobSchema,
+  createExecuteQueue,
+  publishExecute,
+  type ExecuteJob,
+} from './queue/execute-queue.js';
+export { bullmqConnection } from './queue/bullmq-connection.js';
+export { createOutboxRelay, type OutboxRelay, type OutboxRelayDeps } from './relay/outbox-relay.js';
+export {
+  publishOutboxBatch,
+  type PublishBatchInput,
+  type PublishBatchResult,
+} from './relay/publish-outbox-batch.js';
+export { executeStep, type ExecuteStepDeps, type ExecuteStepResult } from './executor/execute-step.js';
+export {
+  createExecutorWorker,
+  newWorkerId,
+  type ExecutorWorker,
+  type ExecutorWorkerDeps,
+} from './executor/executor-worker.js';
+export { callTool, type ToolCallResult } from './executor/call-tool.js';
+export { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
+export { startMetricsServer, stopMetricsServer } from './metrics/metrics-server.js';

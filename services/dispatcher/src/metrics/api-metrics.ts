@@ -1,0 +1,61 @@
+import { sql } from 'kysely';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { StepStatus, type SagaDb } from '@agent-saga/core';
+
+/** The Prometheus metrics of the API process, on a registry of its own (several apps may share a process). */
+export interface ApiMetrics {
+  readonly registry: Registry;
+  /** Calls answered, by tool and outcome (PURE, CONFIRMED, FAILED, UNKNOWN, INTENDED, …, or an error code). */
+  readonly calls: Counter<'tool' | 'outcome'>;
+  /** Seconds from the commit of an intent to the API seeing its step settle, for calls that waited. */
+  readonly dispatchLatency: Histogram<'tool'>;
+}
+
+/**
+ * Creates the registry. The two gauges read the saga log when scraped (not on every call): the number of
+ * UNKNOWN steps (what the reconciler still owes) and the age of the oldest unpublished outbox message
+ * (how far the relay and the fast path are behind). Both queries use partial indexes on unsettled rows.
+ */
+export function createApiMetrics(db: SagaDb): ApiMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const calls = new Counter({
+    name: 'saga_calls_total',
+    help: 'Tool calls answered by the API, by tool and outcome',
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [registry],
+  });
+  const dispatchLatency = new Histogram({
+    name: 'saga_dispatch_latency_seconds',
+    help: 'From the commit of an intent to the API seeing the step settle',
+    labelNames: ['tool'] as const,
+    // From the 5 ms target of an unloaded no-op up to the 60 s longest wait.
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'saga_unknown_steps',
+    help: 'Steps whose outcome is UNKNOWN',
+    registers: [registry],
+    async collect() {
+      const r = await db
+        .selectFrom('saga_log')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('status', '=', StepStatus.UNKNOWN)
+        .executeTakeFirst();
+      this.set(Number(r?.n ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'saga_outbox_lag_seconds',
+    help: 'Age of the oldest unpublished outbox message (0 when none)',
+    registers: [registry],
+    async collect() {
+      const r = await sql<{ lag: number | null }>`
+        SELECT extract(epoch FROM now() - created_at)::float8 AS lag
+          FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT 1`.execute(db);
+      this.set(r.rows[0]?.lag ?? 0);
+    },
+  });
+  return { registry, calls, dispatchLatency };
+}

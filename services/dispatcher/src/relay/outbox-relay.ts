@@ -1,0 +1,134 @@
+import type { Queue } from 'bullmq';
+import {
+  listenChannel,
+  outboxChannel,
+  type ChannelListener,
+  type CrashPoint,
+  type DbOptions,
+  type Logger,
+  type SagaDb,
+} from '@agent-saga/core';
+import type { DispatcherConfig } from '../config.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { ExecuteJob } from '../queue/execute-queue.js';
+import { publishOutboxBatch } from './publish-outbox-batch.js';
+
+export interface OutboxRelay {
+  start(): Promise<void>;
+  /** Stops claiming: no new batch starts; the batch under way finishes (publishes and marks). */
+  stop(): Promise<void>;
+  /** Sweeps now. Resolves when the sweep under way (or the one this call started) ends. */
+  sweep(): Promise<void>;
+}
+
+export interface OutboxRelayDeps {
+  readonly db: SagaDb;
+  readonly queue: Queue<ExecuteJob>;
+  readonly config: Pick<
+    DispatcherConfig,
+    | 'SAGA_DB_SCHEMA'
+    | 'RELAY_BATCH_SIZE'
+    | 'RELAY_POLL_MS'
+    | 'RELAY_DEBOUNCE_MS'
+    | 'RELAY_GRACE_MS'
+    | 'SAGA_FAST_PATH'
+  >;
+  /** Connection of the relay's dedicated LISTEN session. */
+  readonly listenDb: DbOptions;
+  readonly crash: (point: CrashPoint) => void;
+  readonly logger: Logger;
+  readonly metrics?: WorkerMetrics;
+}
+
+/**
+ * The outbox relay: moves committed outbox rows into BullMQ. It sweeps when woken by a NOTIFY on
+ * {@link outboxChannel} (debounced by RELAY_DEBOUNCE_MS, so a burst of intents is one batch, and delayed by
+ * RELAY_GRACE_MS when the API's fast path is publishing fresh rows itself), and every RELAY_POLL_MS as a
+ * fallback for a lost NOTIFY or a LISTEN connection being reopened. One sweep runs at a time per relay;
+ * it takes batches until one comes back short. Several relays may run: batches are taken with
+ * `FOR UPDATE SKIP LOCKED`.
+ */
+export function createOutboxRelay(d: OutboxRelayDeps): OutboxRelay {
+  const graceMs = d.config.SAGA_FAST_PATH ? d.config.RELAY_GRACE_MS : 0;
+  let stopping = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let wakeTimer: NodeJS.Timeout | undefined;
+  let wakeAt = Infinity;
+  let pollTimer: NodeJS.Timeout | undefined;
+
+  let listener: ChannelListener | undefined;
+
+  /** Schedules a sweep in `delayMs`, unless one is already due sooner. */
+  function wake(delayMs: number): void {
+    if (stopping) return;
+    const at = Date.now() + delayMs;
+    if (wakeTimer && wakeAt <= at) return;
+    clearTimeout(wakeTimer);
+    wakeAt = at;
+    wakeTimer = setTimeout(() => {
+      wakeTimer = undefined;
+      wakeAt = Infinity;
+      void sweep();
+    }, delayMs);
+  }
+
+  function sweep(): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = drain().finally(() => {
+      running = undefined;
+      if (again && !stopping) {
+        again = false;
+        void sweep();
+      }
+    });
+    return running;
+  }
+
+  async function drain(): Promise<void> {
+    try {
+      for (;;) {
+        if (stopping) return;
+        const r = await publishOutboxBatch(d.db, d.queue, {
+          limit: d.config.RELAY_BATCH_SIZE,
+          graceMs,
+          crash: d.crash,
+          logger: d.logger,
+        });
+        d.metrics?.relayPublished.inc(r.published);
+        d.metrics?.outboxLag.set(r.oldestAgeMs / 1000);
+        if (r.published > 0) d.logger.debug({ published: r.published }, 'outbox batch published');
+        if (!r.full) return;
+      }
+    } catch (err) {
+      // Postgres or Redis unavailable: the poll tries again; nothing was marked that was not sent.
+      d.logger.error({ err }, 'outbox sweep failed');
+    }
+  }
+
+  return {
+    async start() {
+      listener = await listenChannel({
+        db: d.listenDb,
+        channel: outboxChannel(d.config.SAGA_DB_SCHEMA),
+        // A fresh row is old enough for this relay only after the grace the fast path gives the API.
+        onNotify: () => wake(d.config.RELAY_DEBOUNCE_MS + graceMs),
+        onError: (err) => d.logger.warn({ err }, 'outbox LISTEN session lost; polling meanwhile'),
+        onReconnect: () => wake(0),
+      });
+      pollTimer = setInterval(() => wake(0), d.config.RELAY_POLL_MS);
+      wake(0);
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(wakeTimer);
+      clearInterval(pollTimer);
+      await listener?.stop();
+      await running;
+    },
+    sweep,
+  };
+}

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { VENDORS, type Vendor } from '../vendors.js';
+
+/**
+ * What an injected fault does to the request it matches. Defined once; the admin schema and the hooks
+ * derive from it.
+ */
+export const FaultKind = {
+  /** Close the connection before the request is processed: nothing happened. */
+  DROP: 'drop',
+  /** Process the request (the effect exists), then answer 504 instead of the real answer. */
+  ERROR_AFTER: 'error_after',
+  /** Process the request (the effect exists), then destroy the socket: the client sees a reset. */
+  RESET_AFTER: 'reset_after',
+  /** Wait `delayMs` (e.g. past the client's timeout), then process as usual. */
+  DELAY: 'delay',
+  /** Answer `status` with `body` without processing: nothing happened. */
+  STATUS: 'status',
+} as const;
+export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
+
+/**
+ * Where a `delay` waits. `before_processing` (the default) waits before anything, idempotency included;
+ * `during_processing` waits after the idempotency key has been claimed, so a second request with the same
+ * key meanwhile meets the vendor's "in flight" conflict.
+ */
+export const DelayPhase = {
+  BEFORE_PROCESSING: 'before_processing',
+  DURING_PROCESSING: 'during_processing',
+} as const;
+export type DelayPhase = (typeof DelayPhase)[keyof typeof DelayPhase];
+
+/** The body of `POST /__admin/faults`. */
+export const faultSpecSchema = z
+  .object({
+    vendor: z.enum(VENDORS as [Vendor, ...Vendor[]]),
+    /** HTTP method to match, or `*` (the default) for any. */
+    method: z
+      .string()
+      .default('*')
+      .transform((m) => m.toUpperCase()),
+    /** Path pattern without the query string: `*` matches any run of characters, `:name` one segment. */
+    path: z.string().min(1).default('*'),
+    /** Which matching request (1-based, counted from when the fault was added) is hit. */
+    nth: z.number().int().min(1).optional(),
+    /** Hit every matching request instead of the nth. */
+    every: z.boolean().optional(),
+    kind: z.enum(Object.values(FaultKind) as [FaultKind, ...FaultKind[]]),
+    /** For `delay`: milliseconds to wait. */
+    delayMs: z.number().int().min(0).max(600_000).optional(),
+    /** For `delay`: where to wait. */
+    phase: z.enum(Object.values(DelayPhase) as [DelayPhase, ...DelayPhase[]]).default('before_processing'),
+    /** For `status` (required) and `error_after` (default 504): the status to answer. */
+    status: z.number().int().min(100).max(599).optional(),
+    /** For `status` and `error_after`: the JSON body to answer; a default per kind otherwise. */
+    body: z.unknown().optional(),
+    /** For `status`: extra response headers. */
+    headers: z.record(z.string(), z.string()).optional(),
+  })
+  .refine((f) => (f.nth !== undefined) !== (f.every === true), {
+    message: 'give exactly one of nth or every: true',
+  })
+  .refine((f) => f.kind !== FaultKind.DELAY || f.delayMs !== undefined, {
+    message: 'a delay fault needs delayMs',
+  })
+  .refine((f) => f.kind !== FaultKind.STATUS || f.status !== undefined, {
+    message: 'a status fault needs status',
+  });
+export type FaultSpec = z.infer<typeof faultSpecSchema>;
+
+/** A fault as stored and listed: its spec, an id, and how many requests matched and were hit so far. */
+export interface FaultRule extends FaultSpec {
+  readonly id: string;
+  matched: number;
+  fired: number;
+}

@@ -1,0 +1,12 @@
+export { startSandbox } from './start-sandbox.js';
+export type { RunningSandbox, SandboxOptions, SandboxServer } from './start-sandbox.js';
+export type { SandboxAdmin } from './sandbox-core.js';
+export type { Ledger } from './admin/ledger.js';
+export { FaultKind, DelayPhase } from './faults/fault-rule.js';
+export type { FaultSpec, FaultRule } from './faults/fault-rule.js';
+export { DEFAULT_CREDENTIALS, DEFAULT_SETTINGS } from './settings.js';
+export type { SandboxCredentials, SandboxSettings } from './settings.js';
+export { DEFAULT_SEED } from './seed.js';
+export type { Seed } from './seed.js';
+export { Vendor } from './vendors.js';
+export type { RequestLogEntry } from './http/request-log.js';

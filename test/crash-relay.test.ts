@@ -1,0 +1,85 @@
+/**
+ * The relay SIGKILLed at `after-publish-before-mark`: the job is in BullMQ, the outbox row is not marked.
+ * A restarted relay publishes the row again (a no-op thanks to jobId = key) and marks it; the tool runs once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Kysely } from 'kysely';
+import { CrashPoint, StepStatus } from '@agent-saga/core';
+import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { bullmqConnection, createExecuteQueue } from '@agent-saga/dispatcher';
+import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
+import {
+  createIntent,
+  killAll,
+  startRole,
+  waitFor,
+  waitForStatus,
+  type RoleProcess,
+} from './fixtures/dispatcher-processes.js';
+
+let env: TestEnv;
+let fx: Kysely<unknown>;
+const procs: RoleProcess[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnv('crashrelay');
+  fx = env.db as unknown as Kysely<unknown>;
+  await installFixtureTables(fx);
+});
+afterAll(async () => {
+  await killAll(procs);
+  await env?.close();
+});
+
+describe('relay crash after publish, before mark', () => {
+  it('republishes after a restart, and the tool runs once', async () => {
+    const queue = createExecuteQueue(bullmqConnection(env.redisUrl), env.queuePrefix);
+    try {
+      const crashing = startRole(env, 'relay', { SAGA_CRASH_POINTS: CrashPoint.AFTER_PUBLISH_BEFORE_MARK });
+      procs.push(crashing);
+      const row = await createIntent(env, {
+        runId: 'run-relay-crash',
+        stepIdx: 0,
+        tool: 'create_note',
+        args: { orderId: 'rc-1', text: 'crash me' },
+      });
+      const exit = await crashing.exited;
+      expect(exit.signal).toBe('SIGKILL');
+      expect(crashing.output()).toContain(`crash point reached: ${CrashPoint.AFTER_PUBLISH_BEFORE_MARK}`);
+
+      // Published but not marked: the job waits in BullMQ, the outbox row is still unpublished.
+      expect(await queue.getJob(row.idempotency_key)).toBeDefined();
+      const before = await env.db
+        .selectFrom('outbox')
+        .selectAll()
+        .where('run_id', '=', 'run-relay-crash')
+        .execute();
+      expect(before.map((o) => o.published_at)).toEqual([null]);
+
+      // A restarted relay publishes the row again (no-op) and marks it.
+      procs.push(startRole(env, 'relay'));
+      await waitFor('outbox row marked', async () => {
+        const o = await env.db
+          .selectFrom('outbox')
+          .select('published_at')
+          .where('run_id', '=', 'run-relay-crash')
+          .executeTakeFirstOrThrow();
+        return o.published_at ?? undefined;
+      });
+      const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active');
+      expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(1);
+
+      // The executor runs the one job: one effect.
+      procs.push(startRole(env, 'executor'));
+      const settled = await waitForStatus(env.db, row.idempotency_key, [
+        StepStatus.CONFIRMED,
+        StepStatus.UNKNOWN,
+      ]);
+      expect(settled.status).toBe('CONFIRMED');
+      expect(settled.attempts).toBe(1);
+      expect(await effectsFor(fx, row.idempotency_key)).toHaveLength(1);
+    } finally {
+      await queue.close();
+    }
+  });
+});

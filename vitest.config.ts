@@ -4,10 +4,9 @@ import { defineConfig } from 'vitest/config';
 
 /** `.env` (written by `pnpm bootstrap`) fills in what the environment does not already set. */
 const dotenv = existsSync('.env') ? parseEnv(readFileSync('.env', 'utf8')) : {};
-const env = Object.fromEntries(Object.entries(dotenv).filter(([k]) => process.env[k] === undefined)) as Record<
-  string,
-  string
->;
+const env = Object.fromEntries(
+  Object.entries(dotenv).filter(([k]) => process.env[k] === undefined),
+) as Record<string, string>;
 
 /**
  * One vitest run covers every package. Each test file isolates itself in its own Postgres schema and

@@ -51,32 +51,42 @@ async function main(): Promise<void> {
 
   const port = await freePort();
   say(`starting the dispatcher (api :${port}, relay, executor) on examples/support-tools.ts …`);
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'services/dispatcher/src/bin/all.ts')], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      SAGA_DB_SCHEMA: schema,
-      SAGA_QUEUE_PREFIX: `example-${Date.now()}`,
-      SAGA_TOOLS: resolve(root, 'examples/support-tools.ts'),
-      EXAMPLE_FIRST_CALL_504: '1',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      LOOKUP_RECHECK_MS: '200',
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve(root, 'services/dispatcher/src/bin/all.ts')],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        SAGA_DB_SCHEMA: schema,
+        SAGA_QUEUE_PREFIX: `example-${Date.now()}`,
+        SAGA_TOOLS: resolve(root, 'examples/support-tools.ts'),
+        EXAMPLE_FIRST_CALL_504: '1',
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        LOOKUP_RECHECK_MS: '200',
+      },
     },
-  });
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
-      const ok = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${baseUrl}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (i > 120) throw new Error('the dispatcher did not become ready in 60 s');
       await new Promise((r) => setTimeout(r, 500));
     }
     const saga = createSagaClient({ baseUrl, token });
-    const { runId } = await saga.createRun({ runId: `order-1182-${Date.now()}`, metadata: { customer: 'c_42' } });
+    const { runId } = await saga.createRun({
+      runId: `order-1182-${Date.now()}`,
+      metadata: { customer: 'c_42' },
+    });
     say(`run ${runId} created`);
 
     step(1, 'lookup_order (pure): runs at once, writes no log row');
@@ -85,7 +95,12 @@ async function main(): Promise<void> {
 
     step(2, 'create_ticket: the ticket is created, then the gateway answers 504');
     try {
-      await saga.call(runId, 'create_ticket', { summary: 'Refund for order #1182', orderId: '1182' }, { stepIdx: 0 });
+      await saga.call(
+        runId,
+        'create_ticket',
+        { summary: 'Refund for order #1182', orderId: '1182' },
+        { stepIdx: 0 },
+      );
     } catch (e) {
       if (!(e instanceof ToolOutcomeUnknown)) throw e;
       say(`   → UNKNOWN (key ${e.idempotencyKey})`);
@@ -93,9 +108,16 @@ async function main(): Promise<void> {
     }
 
     step(3, "the model retries with reworded arguments ('Order #1182 refund')");
-    const retry = await saga.call(runId, 'create_ticket', { summary: 'Order #1182 refund', orderId: '1182' }, { stepIdx: 0 });
+    const retry = await saga.call(
+      runId,
+      'create_ticket',
+      { summary: 'Order #1182 refund', orderId: '1182' },
+      { stepIdx: 0 },
+    );
     if (retry.status === 'CONFIRMED')
-      say(`   → CONFIRMED ${retry.externalRef}, replayed=${retry.replayed}, same key ${retry.idempotencyKey}`);
+      say(
+        `   → CONFIRMED ${retry.externalRef}, replayed=${retry.replayed}, same key ${retry.idempotencyKey}`,
+      );
     else say(`   → ${retry.status}`);
 
     step(4, 'the model retries step 0 with another order id');
@@ -107,18 +129,27 @@ async function main(): Promise<void> {
     }
 
     step(5, 'send_customer_email: irreversible, so it waits for a human');
-    const email = await saga.call(runId, 'send_customer_email', { to: 'ada@example.com', template: 'refund' }, { stepIdx: 1 });
+    const email = await saga.call(
+      runId,
+      'send_customer_email',
+      { to: 'ada@example.com', template: 'refund' },
+      { stepIdx: 1 },
+    );
     say(`   → ${email.status}`);
 
     step(6, 'the run, as the log tells it (GET /v1/runs/{id})');
     const run = await saga.getRun(runId);
     say(`   run ${run.runId}: ${run.status}, cursor ${run.cursor}`);
     for (const s of run.steps)
-      say(`   step ${s.stepIdx} ${s.tool.padEnd(20)} ${s.status.padEnd(18)} ${s.externalRef ?? ''}  key ${s.idempotencyKey}`);
-    const { events } = await saga.getEvents(runId);
+      say(
+        `   step ${s.stepIdx} ${s.tool.padEnd(20)} ${s.status.padEnd(18)} ${s.externalRef ?? ''}  key ${s.idempotencyKey}`,
+      );
+    const events = await saga.getEvents(runId);
     say('   timeline:');
     for (const e of events)
-      say(`     ${new Date(e.at).toISOString().slice(11, 23)}  step ${e.stepIdx}  ${e.kind.padEnd(10)} ${e.from ?? '·'} → ${e.to ?? '·'}  ${e.cause}`);
+      say(
+        `     ${new Date(e.at).toISOString().slice(11, 23)}  step ${e.stepIdx}  ${e.kind.padEnd(10)} ${e.from ?? '·'} → ${e.to ?? '·'}  ${e.cause}`,
+      );
 
     const tickets = await sql<{ n: string }>`SELECT count(*) AS n FROM example_tickets`.execute(db);
     say(`\ntickets in the ticket system: ${tickets.rows[0]!.n} (a naive retry would have made 2)`);

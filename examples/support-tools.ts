@@ -59,12 +59,17 @@ export const createTicket = defineTool({
   args: z.object({ summary: z.string().min(1), orderId: z.string().min(1) }),
   identity: ['orderId'],
   audience: () => ['support_team'],
-  compensate: (_args, key) => ({ tool: 'close_ticket', args: { ticket: ref(key), reason: 'rolled back by run' } }),
+  compensate: (_args, key) => ({
+    tool: 'close_ticket',
+    args: { ticket: ref(key), reason: 'rolled back by run' },
+  }),
   async execute(args, ctx) {
     await ensureTable();
     const r = await sql<{ id: number }>`
       INSERT INTO example_tickets (label, summary, order_id)
-      VALUES (${`saga-${ctx.idempotencyKey}`}, ${args.summary}, ${args.orderId}) RETURNING id`.execute(tickets());
+      VALUES (${`saga-${ctx.idempotencyKey}`}, ${args.summary}, ${args.orderId}) RETURNING id`.execute(
+      tickets(),
+    );
     const key = `SUP-${r.rows[0]!.id}`;
     if (gatewayFailures > 0) {
       gatewayFailures--;
@@ -74,9 +79,9 @@ export const createTicket = defineTool({
   },
   async lookup(key) {
     await ensureTable();
-    const r = await sql<{ id: number }>`SELECT id FROM example_tickets WHERE label = ${`saga-${key}`} ORDER BY id`.execute(
-      tickets(),
-    );
+    const r = await sql<{
+      id: number;
+    }>`SELECT id FROM example_tickets WHERE label = ${`saga-${key}`} ORDER BY id`.execute(tickets());
     const first = r.rows[0];
     return first ? { externalRef: `SUP-${first.id}`, result: { key: `SUP-${first.id}` } } : null;
   },

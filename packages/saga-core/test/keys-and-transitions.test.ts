@@ -21,7 +21,12 @@ describe('idempotency keys', () => {
   });
 
   it('differ by run, step and tool, and never depend on arguments', () => {
-    const keys = new Set([stepKey('a', 0, 't'), stepKey('b', 0, 't'), stepKey('a', 1, 't'), stepKey('a', 0, 'u')]);
+    const keys = new Set([
+      stepKey('a', 0, 't'),
+      stepKey('b', 0, 't'),
+      stepKey('a', 1, 't'),
+      stepKey('a', 0, 'u'),
+    ]);
     expect(keys.size).toBe(4);
   });
 
@@ -63,7 +68,8 @@ describe('step transitions', () => {
     ['NOT_EXECUTED', 'INTENDED'],
   ];
   it('allow what the issue names', () => {
-    for (const [from, to] of legal) expect(isLegalTransition(from as StepStatus, to as StepStatus)).toBe(true);
+    for (const [from, to] of legal)
+      expect(isLegalTransition(from as StepStatus, to as StepStatus)).toBe(true);
   });
   it('refuse every move out of CONFIRMED, FAILED and REJECTED, and UNKNOWN → FAILED', () => {
     for (const from of [StepStatus.CONFIRMED, StepStatus.FAILED, StepStatus.REJECTED])

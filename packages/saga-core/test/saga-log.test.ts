@@ -50,7 +50,11 @@ describe('saga log', () => {
     const outbox = await env.db.selectFrom('outbox').selectAll().where('run_id', '=', 'run-intent').execute();
     expect(outbox).toHaveLength(1);
     expect(outbox[0]!.job_id).toBe(row.idempotency_key);
-    const events = await env.db.selectFrom('step_events').selectAll().where('run_id', '=', 'run-intent').execute();
+    const events = await env.db
+      .selectFrom('step_events')
+      .selectAll()
+      .where('run_id', '=', 'run-intent')
+      .execute();
     expect(events.map((e) => [e.from_status, e.to_status])).toEqual([[null, 'INTENDED']]);
   });
 
@@ -79,7 +83,9 @@ describe('saga log', () => {
       }),
     ).rejects.toThrow('boom');
     expect(await listSteps(env.db, 'run-rollback')).toEqual([]);
-    expect(await env.db.selectFrom('outbox').selectAll().where('run_id', '=', 'run-rollback').execute()).toEqual([]);
+    expect(
+      await env.db.selectFrom('outbox').selectAll().where('run_id', '=', 'run-rollback').execute(),
+    ).toEqual([]);
   });
 
   it('refuses every illegal transition from every reachable state, leaving the row as it was', async () => {
@@ -98,11 +104,16 @@ describe('saga log', () => {
       for (const to of valuesOf(StepStatus)) {
         if (isLegalTransition(from, to)) continue;
         const runId = `run-illegal-${n++}`;
-        await newStep(runId, from === 'AWAITING_APPROVAL' || from === 'REJECTED' ? 'AWAITING_APPROVAL' : 'INTENDED');
+        await newStep(
+          runId,
+          from === 'AWAITING_APPROVAL' || from === 'REJECTED' ? 'AWAITING_APPROVAL' : 'INTENDED',
+        );
         for (const s of reach[from]!)
-          await env.db.transaction().execute((trx) =>
-            transitionStep(trx, { runId, stepIdx: 0, to: s, cause: 'setup', schema: env.schema }),
-          );
+          await env.db
+            .transaction()
+            .execute((trx) =>
+              transitionStep(trx, { runId, stepIdx: 0, to: s, cause: 'setup', schema: env.schema }),
+            );
         const err = await env.db
           .transaction()
           .execute((trx) => transitionStep(trx, { runId, stepIdx: 0, to, cause: 'test', schema: env.schema }))
@@ -136,6 +147,10 @@ describe('saga log', () => {
       .where('run_id', '=', 'run-legal')
       .orderBy('id')
       .execute();
-    expect(events.at(-1)).toMatchObject({ from_status: 'INTENDED', to_status: 'CONFIRMED', cause: 'executor: tool returned' });
+    expect(events.at(-1)).toMatchObject({
+      from_status: 'INTENDED',
+      to_status: 'CONFIRMED',
+      cause: 'executor: tool returned',
+    });
   });
 });

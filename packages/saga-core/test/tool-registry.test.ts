@@ -18,7 +18,10 @@ const createTicket = {
   version: 1,
   args: z.object({ summary: z.string(), orderId: z.string() }),
   identity: ['orderId'],
-  compensate: (_a: unknown, key: string) => ({ tool: 'close_ticket', args: { ticket: ref(key), reason: 'rolled back' } }),
+  compensate: (_a: unknown, key: string) => ({
+    tool: 'close_ticket',
+    args: { ticket: ref(key), reason: 'rolled back' },
+  }),
   execute,
   lookup,
 } as const satisfies ToolSpec;
@@ -50,9 +53,9 @@ describe('tool registration', () => {
   });
 
   it('refuses an unknown class', () => {
-    expect(refusal(() => defineTool({ ...createTicket, class: 'undoable' } as unknown as ToolSpec)).field).toBe(
-      'class',
-    );
+    expect(
+      refusal(() => defineTool({ ...createTicket, class: 'undoable' } as unknown as ToolSpec)).field,
+    ).toBe('class');
   });
 
   it('refuses a compensatable or reversible tool without a compensation', () => {
@@ -64,7 +67,9 @@ describe('tool registration', () => {
 
   it('refuses a side-effecting tool without a lookup, but not a pure one', () => {
     expect(refusal(() => defineTool({ ...closeTicket, lookup: undefined })).field).toBe('lookup');
-    expect(() => defineTool({ name: 'read', class: 'pure', version: 1, args: z.object({}), execute })).not.toThrow();
+    expect(() =>
+      defineTool({ name: 'read', class: 'pure', version: 1, args: z.object({}), execute }),
+    ).not.toThrow();
   });
 
   it('refuses a compensation that names an unregistered tool', () => {

@@ -1,0 +1,55 @@
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { parseConfig } from '@agent-saga/core';
+
+/** The repository root (bench/ lives one level below it). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const count = (def: number) => z.coerce.number().int().positive().default(def);
+const seconds = (def: number) => z.coerce.number().positive().default(def);
+
+/**
+ * What `pnpm bench` reads from the environment (or the root `.env`, like `pnpm example`), parsed once.
+ * Defaults keep the whole run under about a minute and a half on a 2-core machine.
+ */
+export const benchConfigSchema = z.object({
+  DATABASE_URL: z.string().url(),
+  REDIS_URL: z.string().url(),
+  /** Calls before the unloaded measurement, not counted: JIT, pools, prepared plans. */
+  BENCH_WARMUP_CALLS: count(50),
+  /** Sequential calls of the unloaded latency phase. */
+  BENCH_SEQUENTIAL_CALLS: count(300),
+  /** Measured duration of each sustained phase (agent-saga, then the BullMQ baseline). */
+  BENCH_SECONDS: seconds(15),
+  /**
+   * Load before each sustained phase's counters are read. Besides warming up, it makes the Postgres stats
+   * error symmetric: a busy backend holds up to ~1 s of unflushed counts both when 'before' and when
+   * 'after' is read (see pg-counters.ts).
+   */
+  BENCH_RAMP_SECONDS: seconds(2),
+  /** Calls (jobs) in flight during the sustained phases. */
+  BENCH_CONCURRENCY: count(50),
+  /** Steps per run in the load loops: each call is a new step; a lane moves to a fresh run after this. */
+  BENCH_STEPS_PER_RUN: count(20),
+  /** `waitMs` of every call: how long the API may hold the request for the outcome. */
+  BENCH_WAIT_MS: count(10_000),
+  /** Pause before the 'after' counters are read, so backends flush pending stats (pg-counters.ts). */
+  BENCH_STATS_SETTLE_MS: count(1_500),
+  /** Quiet window before each sustained phase that measures what the rest of the cluster writes meanwhile. */
+  BENCH_QUIET_SECONDS: seconds(2),
+  /** Executor concurrency and database pool sizes given to the roles (product defaults). */
+  EXECUTOR_CONCURRENCY: count(50),
+  DB_POOL_SIZE: count(20),
+  /** Where the JSON result goes. */
+  BENCH_RESULTS: z.string().default(resolve(REPO_ROOT, 'bench/results/latest.json')),
+});
+export type BenchConfig = Readonly<z.infer<typeof benchConfigSchema>>;
+
+/** Loads the root `.env` when present (values already in the environment win), then parses. */
+export function loadBenchConfig(): BenchConfig {
+  const dotenv = resolve(REPO_ROOT, '.env');
+  if (existsSync(dotenv)) process.loadEnvFile(dotenv);
+  return parseConfig(benchConfigSchema, process.env);
+}

@@ -1,0 +1,82 @@
+/**
+ * The three dispatcher roles (api, relay, executor), each its own process as in production, started on
+ * the bench's schema, queue prefix and no-op tool module, at LOG_LEVEL=warn so logging costs what it
+ * would in a quiet deployment.
+ */
+import { resolve } from 'node:path';
+import { REPO_ROOT, type BenchConfig } from './bench-config.js';
+import { startTsx, waitUntil, type TsxChild } from './child-process.js';
+import { freePort } from './free-port.js';
+
+const BIN = resolve(REPO_ROOT, 'services/dispatcher/src/bin');
+/** The tool module every role loads. */
+export const NOOP_TOOLS = resolve(REPO_ROOT, 'bench/noop-tools.ts');
+/** A cold start of three tsx processes on two cores takes a few seconds; this is generous. */
+const READY_TIMEOUT_MS = 60_000;
+/** Longer than an executor needs to finish no-op calls and close its pools. */
+const STOP_GRACE_MS = 15_000;
+
+export interface DispatcherRoles {
+  readonly baseUrl: string;
+  readonly children: readonly TsxChild[];
+  /** Fails with the role's output if any role has exited. */
+  assertRunning(): void;
+  /** SIGTERM to every role; resolves with how each ended (a drained role exits 0). */
+  stop(): Promise<{ role: string; code: number | null; signal: string | null; killed: boolean }[]>;
+}
+
+/** Starts api, relay and executor and waits until the API is ready and both workers serve /metrics. */
+export async function startDispatcherRoles(
+  config: BenchConfig,
+  target: { readonly schema: string; readonly queuePrefix: string },
+): Promise<DispatcherRoles> {
+  const [apiPort, relayMetrics, executorMetrics] = await Promise.all([freePort(), freePort(), freePort()]);
+  const env = {
+    DATABASE_URL: config.DATABASE_URL,
+    REDIS_URL: config.REDIS_URL,
+    SAGA_DB_SCHEMA: target.schema,
+    SAGA_QUEUE_PREFIX: target.queuePrefix,
+    SAGA_TOOLS: NOOP_TOOLS,
+    LOG_LEVEL: 'warn',
+    EXECUTOR_CONCURRENCY: String(config.EXECUTOR_CONCURRENCY),
+    DB_POOL_SIZE: String(config.DB_POOL_SIZE),
+  };
+  const children = [
+    startTsx('api', resolve(BIN, 'api.ts'), { ...env, HOST: '127.0.0.1', PORT: String(apiPort) }),
+    startTsx('relay', resolve(BIN, 'relay.ts'), { ...env, METRICS_PORT: String(relayMetrics) }),
+    startTsx('executor', resolve(BIN, 'executor.ts'), { ...env, METRICS_PORT: String(executorMetrics) }),
+  ];
+  const baseUrl = `http://127.0.0.1:${apiPort}`;
+  const roles: DispatcherRoles = {
+    baseUrl,
+    children,
+    assertRunning() {
+      const dead = children.find((c) => !c.running());
+      if (dead) throw new Error(`the ${dead.name} process exited during the bench:\n${dead.output()}`);
+    },
+    async stop() {
+      return Promise.all(
+        children.map(async (c) => {
+          const r = await c.stop(STOP_GRACE_MS);
+          return { role: c.name, code: r.code, signal: r.signal, killed: r.killed };
+        }),
+      );
+    },
+  };
+  try {
+    const ok = (url: string) => async () => (await fetch(url)).ok;
+    // The metrics servers start after the relay's LISTEN and the executor's worker are up.
+    await waitUntil('the API /readyz', ok(`${baseUrl}/readyz`), READY_TIMEOUT_MS, children);
+    await waitUntil('the relay', ok(`http://127.0.0.1:${relayMetrics}/metrics`), READY_TIMEOUT_MS, children);
+    await waitUntil(
+      'the executor',
+      ok(`http://127.0.0.1:${executorMetrics}/metrics`),
+      READY_TIMEOUT_MS,
+      children,
+    );
+  } catch (err) {
+    await roles.stop();
+    throw err;
+  }
+  return roles;
+}

@@ -42,6 +42,12 @@ export const benchConfigSchema = z.object({
   /** Executor concurrency and database pool sizes given to the roles (product defaults). */
   EXECUTOR_CONCURRENCY: count(50),
   DB_POOL_SIZE: count(20),
+  /**
+   * When set, every role runs with `--cpu-prof` and writes its V8 CPU profiles under `<dir>/<role>/` when it exits
+   * (one per thread: the largest is the main thread) (open
+   * them in Chrome DevTools or speedscope): where each process spends its time under the bench's load.
+   */
+  BENCH_CPU_PROFILE_DIR: z.string().optional(),
   /** Where the JSON result goes. */
   BENCH_RESULTS: z.string().default(resolve(REPO_ROOT, 'bench/results/latest.json')),
 });

@@ -1,12 +1,23 @@
 /**
- * BullMQ for the bench, taken from the dispatcher's own dependency so the baseline runs the very version
- * the executor runs. The root package does not depend on bullmq and the bench is not a workspace package,
- * so a bare `'bullmq'` does not resolve from here; this is the one place that knows the path.
+ * BullMQ for the bench, loaded from the dispatcher's own dependency so the baseline runs the very version
+ * (and the same CommonJS build) the executor runs. The root package does not depend on bullmq and the
+ * bench is not a workspace package, so a bare `'bullmq'` does not resolve from here; this is the one place
+ * that knows where it is. The CommonJS build is required because it is what `import 'bullmq'` gives the
+ * services (the package has no `exports` map, only `main`) and because only it can load the optional
+ * `ioredis` driver; the types come from the package's declared `types`, which describe both builds.
  */
-export {
-  Queue,
-  QueueEvents,
-  Worker,
-  type ConnectionOptions,
-  type Job,
-} from '../services/dispatcher/node_modules/bullmq/dist/esm/index.js';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import type * as BullMQ from '../services/dispatcher/node_modules/bullmq/dist/esm/index.js';
+import { REPO_ROOT } from './bench-config.js';
+
+const bullmq = createRequire(resolve(REPO_ROOT, 'services/dispatcher/package.json'))(
+  'bullmq',
+) as typeof BullMQ;
+
+export const Queue = bullmq.Queue;
+export type Queue = BullMQ.Queue;
+export const QueueEvents = bullmq.QueueEvents;
+export type QueueEvents = BullMQ.QueueEvents;
+export const Worker = bullmq.Worker;
+export type Worker = BullMQ.Worker;

@@ -23,9 +23,17 @@ export interface TsxChild {
   stop(graceMs: number): Promise<ChildExit & { readonly killed: boolean }>;
 }
 
-/** Starts `entry` (a path under the repository) with the current environment plus `env`. */
-export function startTsx(name: string, entry: string, env: Readonly<Record<string, string>>): TsxChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+/**
+ * Starts `entry` (a path under the repository) with the current environment plus `env`; `nodeArgs` go
+ * before the entry (e.g. `--cpu-prof`).
+ */
+export function startTsx(
+  name: string,
+  entry: string,
+  env: Readonly<Record<string, string>>,
+  nodeArgs: readonly string[] = [],
+): TsxChild {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -33,9 +41,7 @@ export function startTsx(name: string, entry: string, env: Readonly<Record<strin
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<ChildExit>((res) =>
-    child.once('exit', (code, signal) => res({ code, signal })),
-  );
+  const exited = new Promise<ChildExit>((res) => child.once('exit', (code, signal) => res({ code, signal })));
   const running = (): boolean => child.exitCode === null && child.signalCode === null;
   return {
     name,

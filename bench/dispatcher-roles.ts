@@ -41,10 +41,29 @@ export async function startDispatcherRoles(
     EXECUTOR_CONCURRENCY: String(config.EXECUTOR_CONCURRENCY),
     DB_POOL_SIZE: String(config.DB_POOL_SIZE),
   };
+  const profile = (role: string) =>
+    config.BENCH_CPU_PROFILE_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${resolve(config.BENCH_CPU_PROFILE_DIR, role)}`]
+      : [];
   const children = [
-    startTsx('api', resolve(BIN, 'api.ts'), { ...env, HOST: '127.0.0.1', PORT: String(apiPort) }),
-    startTsx('relay', resolve(BIN, 'relay.ts'), { ...env, METRICS_PORT: String(relayMetrics) }),
-    startTsx('executor', resolve(BIN, 'executor.ts'), { ...env, METRICS_PORT: String(executorMetrics) }),
+    startTsx(
+      'api',
+      resolve(BIN, 'api.ts'),
+      { ...env, HOST: '127.0.0.1', PORT: String(apiPort) },
+      profile('api'),
+    ),
+    startTsx(
+      'relay',
+      resolve(BIN, 'relay.ts'),
+      { ...env, METRICS_PORT: String(relayMetrics) },
+      profile('relay'),
+    ),
+    startTsx(
+      'executor',
+      resolve(BIN, 'executor.ts'),
+      { ...env, METRICS_PORT: String(executorMetrics) },
+      profile('executor'),
+    ),
   ];
   const baseUrl = `http://127.0.0.1:${apiPort}`;
   const roles: DispatcherRoles = {

@@ -39,7 +39,12 @@ export function createSagaLanes(opts: {
         lanes.set(lane, state);
       }
       const stepIdx = state.nextStep++;
-      const outcome = await opts.client.call(state.runId, 'noop', { n: n++ }, { stepIdx, waitMs: opts.waitMs });
+      const outcome = await opts.client.call(
+        state.runId,
+        'noop',
+        { n: n++ },
+        { stepIdx, waitMs: opts.waitMs },
+      );
       if (outcome.status !== 'CONFIRMED')
         throw new Error(`noop at ${state.runId}/${stepIdx} answered ${outcome.status}, expected CONFIRMED`);
       return outcome.idempotencyKey;

@@ -103,3 +103,6 @@ export {
   type ToolErrorOutcome,
 } from './saga-log/classify-tool-error.js';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen-channel.js';
+// --- exports added by the connectors work (email drafts) ---
+export { EmailDraftStatus } from './statuses.js';
+export type { EmailDraftsTable, EmailDraftRow } from './db/schema.js';

@@ -105,5 +105,14 @@ export const StepEventKind = {
 } as const;
 export type StepEventKind = (typeof StepEventKind)[keyof typeof StepEventKind];
 
+/** State of an email draft the harness keeps itself (`email_drafts`, written by the email connector). */
+export const EmailDraftStatus = {
+  /** Stored, not sent; nobody outside the harness has seen it. */
+  DRAFT: 'draft',
+  /** Deleted by `delete_email_draft`; the row stays so the deletion can be found by its key. */
+  DELETED: 'deleted',
+} as const;
+export type EmailDraftStatus = (typeof EmailDraftStatus)[keyof typeof EmailDraftStatus];
+
 export const valuesOf = <T extends Record<string, string>>(o: T): T[keyof T][] =>
   Object.values(o) as T[keyof T][];

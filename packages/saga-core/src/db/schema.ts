@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type {
   CompensationStatus,
+  EmailDraftStatus,
   RunStatus,
   StepEventKind,
   StepStatus,
@@ -96,12 +97,31 @@ export interface ApiTokensTable {
   revoked_at: Date | null;
 }
 
+/**
+ * Email drafts kept by the harness (migration 0002): the email provider has no drafts, so
+ * `create_email_draft` writes here under its step key and `delete_email_draft` marks the row deleted under
+ * its own key (`deletion_key`), so both effects can be found by key.
+ */
+export interface EmailDraftsTable {
+  draft_id: string;
+  tenant_id: string;
+  idempotency_key: string;
+  to: string;
+  template: string;
+  vars: Json<Record<string, unknown>>;
+  status: EmailDraftStatus;
+  deletion_key: string | null;
+  created_at: Generated<Date>;
+  deleted_at: Date | null;
+}
+
 export interface Database {
   runs: RunsTable;
   saga_log: SagaLogTable;
   step_events: StepEventsTable;
   outbox: OutboxTable;
   api_tokens: ApiTokensTable;
+  email_drafts: EmailDraftsTable;
 }
 
 export type RunRow = Selectable<RunsTable>;
@@ -110,3 +130,4 @@ export type NewStepRow = Insertable<SagaLogTable>;
 export type StepPatch = Updateable<SagaLogTable>;
 export type StepEventRow = Selectable<StepEventsTable>;
 export type OutboxRow = Selectable<OutboxTable>;
+export type EmailDraftRow = Selectable<EmailDraftsTable>;

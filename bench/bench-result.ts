@@ -1,0 +1,63 @@
+import type { CpuUsage } from './cpu-usage.js';
+import type { LatencySummary } from './latency-summary.js';
+import type { MachineInfo } from './machine-info.js';
+import type { PerCallCosts } from './per-call-costs.js';
+import type { SagaLogLatency } from './saga-log-latency.js';
+
+/** Everything one `pnpm bench` run measured; printed as a table and written as JSON. */
+export interface BenchResult {
+  readonly startedAt: string;
+  readonly durationSeconds: number;
+  readonly machine: MachineInfo;
+  readonly settings: Readonly<Record<string, number>>;
+  /** Sequential calls, one at a time, on an idle system. */
+  readonly unloaded: {
+    readonly calls: number;
+    /** Client-observed: `saga.call` from request to CONFIRMED answer. */
+    readonly client: LatencySummary;
+    readonly sagaLog: SagaLogLatency;
+  };
+  /** BENCH_CONCURRENCY calls in flight for BENCH_SECONDS. */
+  readonly sustained: {
+    readonly concurrency: number;
+    readonly windowSeconds: number;
+    readonly callsPerSecond: number;
+    readonly client: LatencySummary;
+    readonly sagaLog: SagaLogLatency;
+    readonly errors: number;
+    readonly firstError: string | null;
+    readonly runsCreatedOnTheFly: number;
+    readonly pg: PerCallCosts;
+    /** CPU seconds by process over the measured window (drain included). */
+    readonly cpu: CpuUsage;
+  };
+  /** Bare BullMQ add-and-process with one INSERT per job, same concurrency and duration. */
+  readonly baseline: {
+    readonly windowSeconds: number;
+    readonly jobsPerSecond: number;
+    /** Producer-observed: `queue.add` to the job's `completed` event. */
+    readonly latency: LatencySummary;
+    readonly errors: number;
+    readonly firstError: string | null;
+    readonly pg: PerCallCosts;
+    readonly cpu: CpuUsage;
+  };
+  /** agent-saga ÷ baseline. */
+  readonly ratios: {
+    readonly throughput: number;
+    readonly p50: number;
+    readonly p99: number;
+    readonly writeXacts: number;
+    readonly walBytes: number;
+  };
+  /** The issue's aims, beside what was measured (not asserted). */
+  readonly targets: readonly {
+    readonly figure: string;
+    readonly target: string;
+    readonly measured: number;
+    readonly unit: string;
+    readonly met: boolean;
+  }[];
+  /** How the roles ended (a drained process exits 0). */
+  readonly shutdown: readonly { role: string; code: number | null; killed: boolean }[];
+}

@@ -1,0 +1,250 @@
+/**
+ * `pnpm bench`: latency and throughput of agent-saga for a no-op tool, beside a bare BullMQ baseline
+ * measured in the same run (see docs/benchmarks.md for what each figure means).
+ *
+ *  1. a fresh schema `bench_<ts>` (migrated), a queue prefix `bench-<ts>`, a token, pre-created runs;
+ *  2. api, relay and executor as three processes on bench/noop-tools.ts;
+ *  3. unloaded: warm-up, then sequential calls → client latency and intent → CONFIRMED from the saga log;
+ *  4. sustained: BENCH_CONCURRENCY calls in flight for BENCH_SECONDS → calls/s, latency, and Postgres
+ *     commits and WAL per call; then the roles are stopped (SIGTERM, drained);
+ *  5. baseline: a BullMQ worker process doing one INSERT per job, same concurrency and duration;
+ *  6. the report on stdout and in bench/results/latest.json; the schema and Redis keys are removed.
+ */
+import { createSagaClient } from '@agent-saga/client';
+import { loadBenchConfig, type BenchConfig } from './bench-config.js';
+import type { BenchResult } from './bench-result.js';
+import { createBenchSchema, createRuns } from './bench-schema.js';
+import { startBullmqBaseline, type BullmqBaseline } from './bullmq-baseline.js';
+import { Queue } from './bullmq.js';
+import { runClosedLoop } from './closed-loop-load.js';
+import { cpuUsage, readCpu, type CpuSnapshot } from './cpu-usage.js';
+import { startDispatcherRoles, type DispatcherRoles } from './dispatcher-roles.js';
+import { machineInfo } from './machine-info.js';
+import { perCallCosts } from './per-call-costs.js';
+import { backgroundRates, pgDelta, readPgCounters, type PgCounters } from './pg-counters.js';
+import { deleteKeysWithPrefix, redisVersion } from './redis-keys.js';
+import { formatReport, writeResultJson } from './report.js';
+import { createSagaLanes } from './saga-call-lanes.js';
+import { sagaLogLatency } from './saga-log-latency.js';
+import { runSequential } from './sequential-latency.js';
+
+/** An upper bound of calls per second, to size the pool of pre-created runs (more are made if needed). */
+const MAX_EXPECTED_RATE = 4_000;
+
+const say = (line: string) => console.log(`· ${line}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function main(config: BenchConfig): Promise<BenchResult> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const bench = await createBenchSchema(config);
+  const { db, schema } = bench;
+  // A queue handle used only for its Redis connection: the server's version and the final cleanup.
+  const redisHandle = new Queue('bench-redis', {
+    connection: { url: config.REDIS_URL, maxRetriesPerRequest: null },
+    prefix: bench.queuePrefix,
+  });
+  let roles: DispatcherRoles | undefined;
+  let baseline: BullmqBaseline | undefined;
+  try {
+    say(`schema ${schema}, queue prefix ${bench.queuePrefix}`);
+    const machine = await machineInfo(db, await redisVersion(redisHandle));
+    const perRun = config.BENCH_STEPS_PER_RUN;
+    const unloadedRuns = await createRuns(
+      db,
+      'u',
+      Math.ceil((config.BENCH_WARMUP_CALLS + config.BENCH_SEQUENTIAL_CALLS) / perRun) + 1,
+    );
+    const loadRuns = await createRuns(
+      db,
+      'l',
+      config.BENCH_CONCURRENCY +
+        Math.ceil(((config.BENCH_RAMP_SECONDS + config.BENCH_SECONDS) * MAX_EXPECTED_RATE) / perRun),
+    );
+
+    say('starting api, relay and executor …');
+    roles = await startDispatcherRoles(config, bench);
+    const client = createSagaClient({ baseUrl: roles.baseUrl, token: bench.token });
+
+    say(`unloaded: ${config.BENCH_WARMUP_CALLS} warm-up + ${config.BENCH_SEQUENTIAL_CALLS} sequential calls`);
+    const seqLanes = createSagaLanes({
+      client,
+      runIds: unloadedRuns,
+      stepsPerRun: perRun,
+      waitMs: config.BENCH_WAIT_MS,
+    });
+    const seq = await runSequential({
+      warmup: config.BENCH_WARMUP_CALLS,
+      count: config.BENCH_SEQUENTIAL_CALLS,
+      op: () => seqLanes.call(0),
+    });
+    const seqLog = await sagaLogLatency(db, seq.values);
+    roles.assertRunning();
+
+    say(`quiet window (${config.BENCH_QUIET_SECONDS} s), then ${config.BENCH_CONCURRENCY} calls in flight`);
+    const sagaBackground = await backgroundRates(db, schema, config.BENCH_QUIET_SECONDS);
+    const loadLanes = createSagaLanes({
+      client,
+      runIds: loadRuns,
+      stepsPerRun: perRun,
+      waitMs: config.BENCH_WAIT_MS,
+    });
+    let sagaBefore: PgCounters | undefined;
+    let sagaCpuBefore: CpuSnapshot | undefined;
+    const sagaPids = {
+      pids: {
+        'bench client': process.pid,
+        ...Object.fromEntries(roles.children.map((c) => [c.name, c.child.pid])),
+      },
+    };
+    const load = await runClosedLoop({
+      concurrency: config.BENCH_CONCURRENCY,
+      rampMs: config.BENCH_RAMP_SECONDS * 1000,
+      durationMs: config.BENCH_SECONDS * 1000,
+      op: (lane) => loadLanes.call(lane),
+      atWindowStart: async () => {
+        sagaBefore = await readPgCounters(db, schema);
+        sagaCpuBefore = await readCpu(sagaPids);
+      },
+    });
+    const sagaCpu = cpuUsage(sagaCpuBefore!, await readCpu(sagaPids), machine.cores);
+    await sleep(config.BENCH_STATS_SETTLE_MS);
+    const sagaAfter = await readPgCounters(db, schema);
+    const loadLog = await sagaLogLatency(db, load.values);
+    roles.assertRunning();
+    say('stopping the roles (SIGTERM, drain)');
+    const shutdown = await roles.stop();
+    roles = undefined;
+
+    say(`baseline: quiet window, then bare BullMQ + 1 INSERT per job, ${config.BENCH_CONCURRENCY} in flight`);
+    const baseBackground = await backgroundRates(db, schema, config.BENCH_QUIET_SECONDS);
+    baseline = await startBullmqBaseline(config, bench);
+    const activeBaseline = baseline;
+    let baseBefore: PgCounters | undefined;
+    let baseCpuBefore: CpuSnapshot | undefined;
+    const basePids = { pids: { 'bench client': process.pid, 'baseline worker': baseline.workerPid } };
+    const base = await runClosedLoop({
+      concurrency: config.BENCH_CONCURRENCY,
+      rampMs: config.BENCH_RAMP_SECONDS * 1000,
+      durationMs: config.BENCH_SECONDS * 1000,
+      op: (lane) => activeBaseline.job(lane),
+      atWindowStart: async () => {
+        baseBefore = await readPgCounters(db, schema);
+        baseCpuBefore = await readCpu(basePids);
+      },
+    });
+    const baseCpu = cpuUsage(baseCpuBefore!, await readCpu(basePids), machine.cores);
+    await sleep(config.BENCH_STATS_SETTLE_MS);
+    const baseAfter = await readPgCounters(db, schema);
+    const baseClose = await baseline.close();
+    baseline = undefined;
+
+    const sagaPg = perCallCosts(
+      pgDelta(sagaBefore!, sagaAfter),
+      sagaBackground,
+      load.completedSinceWindowStart,
+    );
+    const basePg = perCallCosts(
+      pgDelta(baseBefore!, baseAfter),
+      baseBackground,
+      base.completedSinceWindowStart,
+    );
+    const unloadedLog = seqLog.intentToConfirmed;
+    return {
+      startedAt: startedAt.toISOString(),
+      durationSeconds: (performance.now() - t0) / 1000,
+      machine,
+      settings: {
+        BENCH_WARMUP_CALLS: config.BENCH_WARMUP_CALLS,
+        BENCH_SEQUENTIAL_CALLS: config.BENCH_SEQUENTIAL_CALLS,
+        BENCH_SECONDS: config.BENCH_SECONDS,
+        BENCH_RAMP_SECONDS: config.BENCH_RAMP_SECONDS,
+        BENCH_CONCURRENCY: config.BENCH_CONCURRENCY,
+        BENCH_STEPS_PER_RUN: config.BENCH_STEPS_PER_RUN,
+        EXECUTOR_CONCURRENCY: config.EXECUTOR_CONCURRENCY,
+        DB_POOL_SIZE: config.DB_POOL_SIZE,
+      },
+      unloaded: { calls: seq.latency.count, client: seq.latency, sagaLog: seqLog },
+      sustained: {
+        concurrency: config.BENCH_CONCURRENCY,
+        windowSeconds: load.windowMs / 1000,
+        callsPerSecond: load.perSecond,
+        client: load.latency,
+        sagaLog: loadLog,
+        errors: load.errors,
+        firstError: load.firstError ?? null,
+        runsCreatedOnTheFly: loadLanes.runsCreatedOnTheFly,
+        pg: sagaPg,
+        cpu: sagaCpu,
+      },
+      baseline: {
+        windowSeconds: base.windowMs / 1000,
+        jobsPerSecond: base.perSecond,
+        latency: base.latency,
+        errors: base.errors,
+        firstError: base.firstError ?? null,
+        pg: basePg,
+        cpu: baseCpu,
+      },
+      ratios: {
+        throughput: load.perSecond / base.perSecond,
+        p50: load.latency.p50 / base.latency.p50,
+        p99: load.latency.p99 / base.latency.p99,
+        writeXacts: sagaPg.writeXactsNet / basePg.writeXactsNet,
+        walBytes: sagaPg.walBytesNet / basePg.walBytesNet,
+      },
+      targets: [
+        target(
+          'unloaded intent commit → CONFIRMED p50',
+          '≤ 5 ms',
+          unloadedLog.p50,
+          'ms',
+          unloadedLog.p50 <= 5,
+        ),
+        target(
+          'unloaded intent commit → CONFIRMED p99',
+          '≤ 25 ms',
+          unloadedLog.p99,
+          'ms',
+          unloadedLog.p99 <= 25,
+        ),
+        target(
+          `durable calls/s, ${config.BENCH_CONCURRENCY} in flight`,
+          '≥ 1,500',
+          load.perSecond,
+          'calls/s',
+          load.perSecond >= 1500,
+        ),
+        target('write transactions per call', '≤ 2', sagaPg.writeXactsNet, '', sagaPg.writeXactsNet <= 2),
+        target('commits per call (xact_commit)', '≤ 2', sagaPg.commits, '', sagaPg.commits <= 2),
+      ],
+      shutdown: [
+        ...shutdown.map((s) => ({ role: s.role, code: s.code, killed: s.killed })),
+        { role: 'baseline-worker', code: baseClose.code, killed: baseClose.killed },
+      ],
+    };
+  } finally {
+    await roles?.stop();
+    await baseline?.close();
+    await deleteKeysWithPrefix(redisHandle, bench.queuePrefix);
+    await redisHandle.close();
+    await bench.drop();
+  }
+}
+
+function target(figure: string, goal: string, measured: number, unit: string, met: boolean) {
+  return { figure, target: goal, measured, unit, met };
+}
+
+try {
+  const config = loadBenchConfig();
+  const result = await main(config);
+  console.log(formatReport(result));
+  await writeResultJson(config.BENCH_RESULTS, result);
+  console.log(`\nwritten to ${config.BENCH_RESULTS}`);
+  // Undici keeps idle keep-alive sockets to the stopped API for a few seconds; do not wait for them.
+  process.exit(0);
+} catch (err) {
+  console.error(err);
+  process.exit(1);
+}

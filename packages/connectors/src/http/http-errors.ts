@@ -1,0 +1,48 @@
+import { OutcomeUnknownError, SagaError } from '@agent-saga/core';
+
+/** What the harness knows of a vendor answer that went wrong: its status and the vendor's error code. */
+export interface VendorErrorDetails {
+  /** Which connector saw it: `jira`, `email`, `shipping`. */
+  readonly vendor: string;
+  /** The HTTP status, when an answer arrived. */
+  readonly status?: number;
+  /** The vendor's own error code (`order_not_eligible`, `concurrent_idempotent_requests`) or the socket's. */
+  readonly vendorCode?: string;
+}
+
+/**
+ * The call may have taken effect: a 5xx, a 409 "still in flight", a 408 or 429, a reset, an abort, an answer
+ * that is not what the API documents. The step becomes UNKNOWN (code `OUTCOME_UNKNOWN`) and `status` and
+ * `vendorCode` are stored with it (`classifyToolError` reads both fields).
+ */
+export class HttpOutcomeUnknownError extends OutcomeUnknownError {
+  readonly vendor: string;
+  readonly status: number | undefined;
+  readonly vendorCode: string | undefined;
+  constructor(message: string, details: VendorErrorDetails, options?: ErrorOptions) {
+    super(message, options);
+    this.vendor = details.vendor;
+    this.status = details.status;
+    this.vendorCode = details.vendorCode;
+  }
+}
+
+/**
+ * The vendor refused our key because it was first used with another request body (shipping's
+ * `idempotency_key_mismatch`, Resend's `invalid_idempotent_request`). Not a {@link ClientError}: an effect
+ * made under this key by the first request may well exist, so the step is UNKNOWN and its lookup decides.
+ * The distinct code makes it loud: the harness sent two different bodies under one key, which is a bug (a
+ * tool whose request depends on something other than its arguments) and is never retried blindly.
+ */
+export class HttpIdempotencyMismatchError extends SagaError {
+  readonly code = 'VENDOR_IDEMPOTENCY_MISMATCH';
+  readonly vendor: string;
+  readonly status: number | undefined;
+  readonly vendorCode: string | undefined;
+  constructor(message: string, details: VendorErrorDetails) {
+    super(message);
+    this.vendor = details.vendor;
+    this.status = details.status;
+    this.vendorCode = details.vendorCode;
+  }
+}

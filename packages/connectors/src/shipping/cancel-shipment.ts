@@ -1,0 +1,44 @@
+import { Audience, defineTool, ToolClass } from '@agent-saga/core';
+import { z } from 'zod';
+import { sendHttpRequest } from '../http/send-http-request.js';
+import type { ShippingConfig } from './shipping-config.js';
+import { shipmentIdSchema, shipmentSchema, shippingEndpoint } from './shipping-wire.js';
+
+export const cancelShipmentArgs = z.object({
+  /** The shipment id; a `{ $ref }` in a stored compensation is resolved by the compensator before the call. */
+  shipment: shipmentIdSchema,
+});
+
+/**
+ * `cancel_shipment`: `POST /v1/shipments/{id}/cancel`, the compensation of `reship`. Irreversible in its own
+ * right.
+ *
+ * Keyed how: the API takes no key on cancel, and nothing on a shipment records who cancelled it, so the
+ * cancel cannot be found by its key. We still send `Idempotency-Key: <key>` (ignored by the API today; it
+ * shows in request logs and becomes real if the API ever honours it). What makes a re-send safe is the
+ * resource: the cancel is idempotent (a second cancel answers the same canceled shipment). The lookup
+ * therefore answers null (lag 0): after an unknown outcome the harness re-sends, and the re-send converges
+ * on the same state.
+ */
+export function cancelShipmentTool(config: ShippingConfig) {
+  const endpoint = shippingEndpoint(config);
+  return defineTool({
+    name: 'cancel_shipment',
+    class: ToolClass.IRREVERSIBLE,
+    version: 1,
+    args: cancelShipmentArgs,
+    audience: [Audience.CUSTOMER],
+    async execute(args, ctx) {
+      const answer = await sendHttpRequest(endpoint, {
+        method: 'POST',
+        path: `/v1/shipments/${encodeURIComponent(args.shipment)}/cancel`,
+        headers: { 'Idempotency-Key': ctx.idempotencyKey },
+        answer: shipmentSchema,
+        signal: ctx.signal,
+      });
+      return { externalRef: answer.body.id, result: answer.body };
+    },
+    lookup: () => Promise.resolve(null),
+    lookupLagMs: 0,
+  });
+}

@@ -1,0 +1,33 @@
+import { defineTool, ref } from '@agent-saga/core';
+import { createOffSessionPayment } from './create-off-session-payment.js';
+import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
+import { paymentIntentEffect, wasAuthorized } from './payment-intent-effect.js';
+import { paymentArgs } from './payment-args.js';
+import { SAGA_KEY_METADATA } from './saga-metadata.js';
+import type { StripeToolDeps } from './stripe-tool-deps.js';
+
+/** Why 2: the customer's default payment method is read (GET), then the PaymentIntent is created (POST). */
+const REQUESTS = 2;
+
+/**
+ * `authorize_payment`: places a hold (a PaymentIntent with `capture_method: manual`, confirmed off-session).
+ * Compensated by `cancel_authorization`, which releases the hold: the statement never shows a charge and a
+ * refund. Its lookup counts a PaymentIntent that was authorized at some point, even if since captured or
+ * released, because the step's effect did happen.
+ */
+export function createAuthorizePaymentTool(deps: StripeToolDeps) {
+  return defineTool({
+    name: 'authorize_payment',
+    class: 'compensatable',
+    version: 1,
+    args: paymentArgs,
+    identity: ['customerId', 'amount', 'currency'],
+    audience: () => ['finance'],
+    compensate: (_args, key) => ({ tool: 'cancel_authorization', args: { authorization: ref(key) } }),
+    execute: async (args, ctx) =>
+      paymentIntentEffect(await createOffSessionPayment(deps, ctx, { ...args, captureMethod: 'manual' })),
+    lookup: (key, ctx) => lookupPaymentIntentByMetadata(deps, ctx, SAGA_KEY_METADATA, key, wasAuthorized),
+    lookupLagMs: deps.config.lookupLagMs,
+    timeoutMs: REQUESTS * deps.config.timeoutMs,
+  });
+}

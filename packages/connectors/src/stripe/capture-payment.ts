@@ -1,0 +1,46 @@
+import { defineTool } from '@agent-saga/core';
+import { z } from 'zod';
+import { callStripe, postOptions } from './call-stripe.js';
+import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
+import { isCharged, paymentIntentEffect } from './payment-intent-effect.js';
+import { paymentIntentId } from './payment-args.js';
+import { markerMetadataKey } from './saga-metadata.js';
+import type { StripeToolDeps } from './stripe-tool-deps.js';
+
+export const capturePaymentArgs = z.object({
+  /** The PaymentIntent that `authorize_payment` returned (its `externalRef`). */
+  paymentIntent: paymentIntentId,
+});
+
+/**
+ * `capture_payment`: takes the money an authorization holds. A capture creates no object of its own, so its
+ * key goes into the PaymentIntent's metadata under a per-key marker ({@link markerMetadataKey}), written by
+ * the capture request itself (capture accepts `metadata`): the marker exists if and only if the capture
+ * happened, and the lookup searches for it. Compensated by a `refund` of that PaymentIntent (its id is an
+ * argument, so no `ref` is needed).
+ */
+export function createCapturePaymentTool(deps: StripeToolDeps) {
+  return defineTool({
+    name: 'capture_payment',
+    class: 'compensatable',
+    version: 1,
+    args: capturePaymentArgs,
+    identity: ['paymentIntent'],
+    audience: () => ['finance'],
+    compensate: (args) => ({ tool: 'refund', args: { payment: args.paymentIntent } }),
+    execute: async (args, ctx) => {
+      const pi = await callStripe(ctx, () =>
+        deps.stripe.paymentIntents.capture(
+          args.paymentIntent,
+          { metadata: { [markerMetadataKey('capture', ctx.idempotencyKey)]: ctx.idempotencyKey } },
+          postOptions(deps.config, ctx.idempotencyKey),
+        ),
+      );
+      return paymentIntentEffect(pi);
+    },
+    lookup: (key, ctx) =>
+      lookupPaymentIntentByMetadata(deps, ctx, markerMetadataKey('capture', key), key, isCharged),
+    lookupLagMs: deps.config.lookupLagMs,
+    timeoutMs: deps.config.timeoutMs,
+  });
+}

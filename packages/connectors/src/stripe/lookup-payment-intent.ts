@@ -1,0 +1,31 @@
+import type { LookupContext, ToolEffect } from '@agent-saga/core';
+import type Stripe from 'stripe';
+import { effectFromMatches } from './effect-from-matches.js';
+import { paymentIntentEffect } from './payment-intent-effect.js';
+import { retrievePaymentIntent, searchPaymentIntentsByMetadata } from './search-payment-intents.js';
+import type { StripeToolDeps } from './stripe-tool-deps.js';
+
+/**
+ * Finds the PaymentIntent(s) whose `metadata[field]` is `key` and that show the tool's effect
+ * (`hasEffect`, judged on a fresh retrieve, since search results may be stale). Null until search shows
+ * the write: believe it only after the tool's `lookupLagMs`.
+ */
+export async function lookupPaymentIntentByMetadata(
+  { stripe, config }: StripeToolDeps,
+  ctx: LookupContext,
+  field: string,
+  key: string,
+  hasEffect: (pi: Stripe.PaymentIntent) => boolean,
+): Promise<ToolEffect | null> {
+  const hits = await searchPaymentIntentsByMetadata(stripe, config, ctx, field, key);
+  const fresh: Stripe.PaymentIntent[] = [];
+  for (const hit of hits) fresh.push(await retrievePaymentIntent(stripe, config, ctx, hit.id));
+  const matches = fresh.filter(hasEffect);
+  if (matches.length < fresh.length) {
+    ctx.logger.info(
+      { key, field, without: fresh.filter((pi) => !hasEffect(pi)).map((pi) => [pi.id, pi.status]) },
+      'Stripe lookup found PaymentIntents under this key without the effect (declined or canceled)',
+    );
+  }
+  return effectFromMatches(matches, paymentIntentEffect, (pi) => pi.id);
+}

@@ -39,14 +39,15 @@ async function main(config: BenchConfig): Promise<BenchResult> {
   const t0 = performance.now();
   const bench = await createBenchSchema(config);
   const { db, schema } = bench;
-  // A queue handle used only for its Redis connection: the server's version and the final cleanup.
-  const redisHandle = new Queue('bench-redis', {
-    connection: { url: config.REDIS_URL, maxRetriesPerRequest: null },
-    prefix: bench.queuePrefix,
-  });
+  let redisHandle: Queue | undefined;
   let roles: DispatcherRoles | undefined;
   let baseline: BullmqBaseline | undefined;
   try {
+    // A queue handle used only for its Redis connection: the server's version and the final cleanup.
+    redisHandle = new Queue('bench-redis', {
+      connection: { url: config.REDIS_URL, maxRetriesPerRequest: null },
+      prefix: bench.queuePrefix,
+    });
     say(`schema ${schema}, queue prefix ${bench.queuePrefix}`);
     const machine = await machineInfo(db, await redisVersion(redisHandle));
     const perRun = config.BENCH_STEPS_PER_RUN;
@@ -224,13 +225,19 @@ async function main(config: BenchConfig): Promise<BenchResult> {
       ],
     };
   } finally {
-    await roles?.stop();
-    await baseline?.close();
-    await deleteKeysWithPrefix(redisHandle, bench.queuePrefix);
-    await redisHandle.close();
+    // Each step of the cleanup runs even if an earlier one fails; the schema goes last, after every
+    // process that used it has stopped.
+    await roles?.stop().catch(warn('stopping the roles'));
+    await baseline?.close().catch(warn('stopping the baseline'));
+    if (redisHandle) {
+      await deleteKeysWithPrefix(redisHandle, bench.queuePrefix).catch(warn('deleting the Redis keys'));
+      await redisHandle.close().catch(warn('closing Redis'));
+    }
     await bench.drop();
   }
 }
+
+const warn = (what: string) => (err: unknown) => console.error(`cleanup: ${what} failed:`, err);
 
 function target(figure: string, goal: string, measured: number, unit: string, met: boolean) {
   return { figure, target: goal, measured, unit, met };

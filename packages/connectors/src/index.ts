@@ -10,3 +10,34 @@ export {
 export { createStripeTools, type StripeTools } from './stripe/create-stripe-tools.js';
 export { classifyStripeError } from './stripe/classify-stripe-error.js';
 export { VendorIdempotencyMismatchError, StripeOutcomeUnknownError } from './stripe/stripe-errors.js';
+// --- HTTP error classification for the plain-fetch vendors (Jira, email, shipping) ---
+export { classifyHttpFailure, type HttpFailure } from './http/classify-http-failure.js';
+export {
+  HttpOutcomeUnknownError,
+  HttpIdempotencyMismatchError,
+  type VendorErrorDetails,
+} from './http/http-errors.js';
+// --- Jira ---
+export { jiraConfigFromEnv, DEFAULT_JIRA_LOOKUP_LAG_MS, type JiraConfig } from './jira/jira-config.js';
+export { createJiraTools } from './jira/jira-tools.js';
+export { sagaLabel } from './jira/saga-label.js';
+// --- Email ---
+export {
+  emailConfigFromEnv,
+  DEFAULT_EMAIL_LOOKUP_WINDOW_MS,
+  DEFAULT_EMAIL_LOOKUP_MAX_READS,
+  DEFAULT_EMAIL_LOOKUP_LAG_MS,
+  type EmailConfig,
+} from './email/email-config.js';
+export { createEmailTools, type EmailToolDeps } from './email/email-tools.js';
+export {
+  renderEmail,
+  type EmailTemplate,
+  type EmailTemplates,
+  type RenderedEmail,
+} from './email/email-templates.js';
+export { DEFAULT_EMAIL_TEMPLATES } from './email/default-email-templates.js';
+export { SAGA_KEY_TAG } from './email/resend-connection.js';
+// --- Shipping ---
+export { shippingConfigFromEnv, type ShippingConfig } from './shipping/shipping-config.js';
+export { createShippingTools } from './shipping/shipping-tools.js';

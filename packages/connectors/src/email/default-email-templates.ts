@@ -2,8 +2,12 @@ import { z } from 'zod';
 import type { EmailTemplates } from './email-templates.js';
 
 /** An amount in minor units (cents) and an ISO currency, as Stripe gives them. */
-const money = z.object({ amount: z.number().int().nonnegative(), currency: z.string().regex(/^[a-zA-Z]{3}$/) });
-const formatMoney = (m: z.infer<typeof money>) => `${(m.amount / 100).toFixed(2)} ${m.currency.toUpperCase()}`;
+const money = z.object({
+  amount: z.number().int().nonnegative(),
+  currency: z.string().regex(/^[a-zA-Z]{3}$/),
+});
+const formatMoney = (m: z.infer<typeof money>) =>
+  `${(m.amount / 100).toFixed(2)} ${m.currency.toUpperCase()}`;
 
 const refundVars = money.extend({ orderId: z.string().min(1), customerName: z.string().min(1).optional() });
 const noteVars = money.extend({ orderId: z.string().min(1).optional() });

@@ -25,7 +25,10 @@ export function deleteEmailDraftTool(db: SagaDb) {
         draftId: args.draft,
         deletionKey: ctx.idempotencyKey,
       });
-      return { externalRef: row.draft_id, result: { draftId: row.draft_id, status: row.status, alreadyDeleted } };
+      return {
+        externalRef: row.draft_id,
+        result: { draftId: row.draft_id, status: row.status, alreadyDeleted },
+      };
     },
     async lookup(key, ctx) {
       const row = await findDeletionByKey(db, ctx.tenantId, key);

@@ -25,7 +25,10 @@ const emailEnvSchema = z.object({
   EMAIL_LOOKUP_LAG_MS: z.coerce.number().int().min(0).default(DEFAULT_EMAIL_LOOKUP_LAG_MS),
   /** Drafts live in the harness's own Postgres, in the saga schema (table `email_drafts`, migration 0002). */
   DATABASE_URL: z.url(),
-  SAGA_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('saga'),
+  SAGA_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .default('saga'),
 });
 
 /** The email connector's settings, parsed once. `apiKey` is a secret: never log this object. */

@@ -38,12 +38,18 @@ export async function insertDraft(db: SagaDb, draft: NewDraft): Promise<EmailDra
   const row = await findDraftByKey(db, draft.tenantId, draft.key);
   // Only another tenant can hold the key (keys are derived from run ids, which are per tenant): refuse.
   if (row === undefined) {
-    throw new ClientError('email draft: this idempotency key belongs to another tenant', { vendorCode: 'key_taken' });
+    throw new ClientError('email draft: this idempotency key belongs to another tenant', {
+      vendorCode: 'key_taken',
+    });
   }
   return row;
 }
 
-export async function findDraftByKey(db: SagaDb, tenantId: string, key: string): Promise<EmailDraftRow | undefined> {
+export async function findDraftByKey(
+  db: SagaDb,
+  tenantId: string,
+  key: string,
+): Promise<EmailDraftRow | undefined> {
   return db
     .selectFrom('email_drafts')
     .selectAll()
@@ -91,7 +97,10 @@ export async function markDraftDeleted(
     .where('draft_id', '=', input.draftId)
     .executeTakeFirst();
   if (existing === undefined) {
-    throw new ClientError(`email draft ${input.draftId} does not exist`, { status: 404, vendorCode: 'not_found' });
+    throw new ClientError(`email draft ${input.draftId} does not exist`, {
+      status: 404,
+      vendorCode: 'not_found',
+    });
   }
   return { row: existing, alreadyDeleted: true };
 }

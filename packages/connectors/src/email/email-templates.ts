@@ -24,7 +24,10 @@ export function renderEmail(
 ): RenderedEmail {
   const template = Object.hasOwn(templates, name) ? templates[name] : undefined;
   if (template === undefined) {
-    throw new ClientError(`email: no template ${JSON.stringify(name)}`, { vendor: 'email', vendorCode: 'unknown_template' });
+    throw new ClientError(`email: no template ${JSON.stringify(name)}`, {
+      vendor: 'email',
+      vendorCode: 'unknown_template',
+    });
   }
   let rendered: RenderedEmail;
   try {

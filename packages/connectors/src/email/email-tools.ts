@@ -16,7 +16,11 @@ export interface EmailToolDeps {
  * `templates` is the registry they render from, e.g. `DEFAULT_EMAIL_TEMPLATES` or a bigger object
  * spreading it.
  */
-export function createEmailTools(config: EmailConfig, templates: EmailTemplates, deps: EmailToolDeps): readonly AnyTool[] {
+export function createEmailTools(
+  config: EmailConfig,
+  templates: EmailTemplates,
+  deps: EmailToolDeps,
+): readonly AnyTool[] {
   return [
     sendEmailTool(config, templates),
     createEmailDraftTool(deps.db, templates),

@@ -2,7 +2,13 @@ import type { ToolEffect } from '@agent-saga/core';
 import { sendHttpRequest } from '../http/send-http-request.js';
 import { HttpOutcomeUnknownError } from '../http/http-errors.js';
 import type { EmailConfig } from './email-config.js';
-import { bareAddress, emailListSchema, emailSchema, resendEndpoint, SAGA_KEY_TAG } from './resend-connection.js';
+import {
+  bareAddress,
+  emailListSchema,
+  emailSchema,
+  resendEndpoint,
+  SAGA_KEY_TAG,
+} from './resend-connection.js';
 
 /** Why 100: Resend's maximum `limit` on `GET /emails`. */
 const PAGE_SIZE = 100;
@@ -26,7 +32,11 @@ const MAX_PAGES = 100;
  * that runs only for steps whose outcome is unknown. The newest match is returned; duplicates are not
  * searched for, since Resend's key makes them impossible within the window.
  */
-export async function findEmailByTag(config: EmailConfig, key: string, signal: AbortSignal): Promise<ToolEffect | null> {
+export async function findEmailByTag(
+  config: EmailConfig,
+  key: string,
+  signal: AbortSignal,
+): Promise<ToolEffect | null> {
   const endpoint = resendEndpoint(config);
   const horizon = Date.now() - config.lookupWindowMs;
   const ours = bareAddress(config.from);

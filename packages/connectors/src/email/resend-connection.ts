@@ -6,7 +6,11 @@ import type { EmailConfig } from './email-config.js';
 export const SAGA_KEY_TAG = 'saga_key';
 
 export function resendEndpoint(config: EmailConfig): HttpEndpoint {
-  return Object.freeze({ vendor: 'email', baseUrl: config.apiBase, authorization: `Bearer ${config.apiKey}` });
+  return Object.freeze({
+    vendor: 'email',
+    baseUrl: config.apiBase,
+    authorization: `Bearer ${config.apiKey}`,
+  });
 }
 
 /** 200 of `POST /emails`. */

@@ -10,7 +10,9 @@ import { resendEndpoint, SAGA_KEY_TAG, sentEmailSchema } from './resend-connecti
 export function emailArgs(templates: EmailTemplates) {
   return z.object({
     to: z.email(),
-    template: z.string().refine((t) => Object.hasOwn(templates, t), { message: 'not a registered email template' }),
+    template: z
+      .string()
+      .refine((t) => Object.hasOwn(templates, t), { message: 'not a registered email template' }),
     vars: z.record(z.string(), z.unknown()).default({}),
   });
 }

@@ -35,7 +35,10 @@ export interface HttpAnswer<T> {
  * Sends one request with plain `fetch` and returns the validated 2xx answer; anything else throws the error
  * {@link classifyHttpFailure} chooses. No retries here: a retry is the harness's decision, after a lookup.
  */
-export async function sendHttpRequest<T>(endpoint: HttpEndpoint, req: HttpRequest<T>): Promise<HttpAnswer<T>> {
+export async function sendHttpRequest<T>(
+  endpoint: HttpEndpoint,
+  req: HttpRequest<T>,
+): Promise<HttpAnswer<T>> {
   const url = new URL(`${endpoint.baseUrl}${req.path}`);
   for (const [name, value] of Object.entries(req.query ?? {})) {
     if (value !== undefined) url.searchParams.set(name, String(value));

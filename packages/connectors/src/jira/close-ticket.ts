@@ -45,8 +45,17 @@ export function closeTicketTool(conn: JiraConnection) {
         };
       }
       const comment = adfFromText(`${args.reason}\n(agent-saga step ${ctx.idempotencyKey})`);
-      const transition = await transitionToStatus(conn, issue.key, { category: DONE_CATEGORY }, comment, ctx.signal);
-      return { externalRef: issue.key, result: { key: issue.key, status: transition.to.name, transitioned: true } };
+      const transition = await transitionToStatus(
+        conn,
+        issue.key,
+        { category: DONE_CATEGORY },
+        comment,
+        ctx.signal,
+      );
+      return {
+        externalRef: issue.key,
+        result: { key: issue.key, status: transition.to.name, transitioned: true },
+      };
     },
     lookup: (key, ctx) =>
       findLabelledEffect(conn, key, ctx.signal, async (found) => {

@@ -32,7 +32,11 @@ export function createTicketDraftTool(conn: JiraConnection) {
     async execute(args, ctx) {
       const created = await createIssue(
         conn,
-        { summary: args.summary, description: ticketDescription(args), labels: [sagaLabel(ctx.idempotencyKey)] },
+        {
+          summary: args.summary,
+          description: ticketDescription(args),
+          labels: [sagaLabel(ctx.idempotencyKey)],
+        },
         ctx.signal,
       );
       try {

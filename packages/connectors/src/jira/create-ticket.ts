@@ -40,7 +40,11 @@ export function createTicketTool(conn: JiraConnection) {
     async execute(args, ctx) {
       const created = await createIssue(
         conn,
-        { summary: args.summary, description: ticketDescription(args), labels: [sagaLabel(ctx.idempotencyKey)] },
+        {
+          summary: args.summary,
+          description: ticketDescription(args),
+          labels: [sagaLabel(ctx.idempotencyKey)],
+        },
         ctx.signal,
       );
       return { externalRef: created.key, result: { id: created.id, key: created.key, self: created.self } };

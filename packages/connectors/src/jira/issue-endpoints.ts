@@ -24,7 +24,11 @@ export interface NewIssue {
 }
 
 /** `POST /rest/api/3/issue` in the configured project. Not idempotent: the same body twice is two issues. */
-export async function createIssue(conn: JiraConnection, issue: NewIssue, signal: AbortSignal): Promise<CreatedIssue> {
+export async function createIssue(
+  conn: JiraConnection,
+  issue: NewIssue,
+  signal: AbortSignal,
+): Promise<CreatedIssue> {
   const { projectKey, issueType } = conn.config;
   const answer = await sendHttpRequest(conn.endpoint, {
     method: 'POST',
@@ -57,7 +61,12 @@ export async function getIssue(conn: JiraConnection, key: string, signal: AbortS
 }
 
 /** Adds one label with `update.labels[].add` (a set: adding a label twice keeps one). */
-export async function addIssueLabel(conn: JiraConnection, key: string, label: string, signal: AbortSignal): Promise<void> {
+export async function addIssueLabel(
+  conn: JiraConnection,
+  key: string,
+  label: string,
+  signal: AbortSignal,
+): Promise<void> {
   await sendHttpRequest(conn.endpoint, {
     method: 'PUT',
     path: issuePath(key),

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 
 /** Jira's issue keys: project key, dash, number (`SUP-4470`). The ticket argument of every Jira tool. */
-export const issueKeySchema = z.string().regex(/^[A-Z][A-Z0-9_]*-[1-9][0-9]*$/, 'a Jira issue key like SUP-4470');
+export const issueKeySchema = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]*-[1-9][0-9]*$/, 'a Jira issue key like SUP-4470');
 
 /** 201 of `POST /rest/api/3/issue`. */
 export const createdIssueSchema = z.object({ id: z.string(), key: z.string(), self: z.string() });

@@ -32,7 +32,10 @@ export function openTicketTool(conn: JiraConnection) {
     args: openTicketArgs,
     identity: ['ticket'],
     audience: [Audience.SUPPORT_TEAM],
-    compensate: (args) => ({ tool: 'close_ticket', args: { ticket: args.ticket, reason: 'rolled back by run' } }),
+    compensate: (args) => ({
+      tool: 'close_ticket',
+      args: { ticket: args.ticket, reason: 'rolled back by run' },
+    }),
     async execute(args, ctx) {
       const issue = await getIssue(conn, args.ticket, ctx.signal);
       const status = issue.fields.status.name;
@@ -46,12 +49,17 @@ export function openTicketTool(conn: JiraConnection) {
       const label = sagaLabel(ctx.idempotencyKey);
       if (!issue.fields.labels.includes(label)) await addIssueLabel(conn, issue.key, label, ctx.signal);
       if (!isOpen) await transitionToStatus(conn, issue.key, { name: openStatus }, undefined, ctx.signal);
-      return { externalRef: issue.key, result: { key: issue.key, status: openStatus, transitioned: !isOpen } };
+      return {
+        externalRef: issue.key,
+        result: { key: issue.key, status: openStatus, transitioned: !isOpen },
+      };
     },
     lookup: (key, ctx) =>
       findLabelledEffect(conn, key, ctx.signal, async (found) => {
         const live = await getIssue(conn, found.key, ctx.signal);
-        return same(live.fields.status.name, draftStatus) ? null : { key: live.key, status: live.fields.status.name };
+        return same(live.fields.status.name, draftStatus)
+          ? null
+          : { key: live.key, status: live.fields.status.name };
       }),
     lookupLagMs: conn.config.lookupLagMs,
   });

@@ -4,7 +4,8 @@
  * limit; a key that would break either rule is refused here rather than by Jira after a partial write.
  */
 export function sagaLabel(key: string): string {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(key)) throw new RangeError('an idempotency key must be 1–200 of [A-Za-z0-9_-]');
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(key))
+    throw new RangeError('an idempotency key must be 1–200 of [A-Za-z0-9_-]');
   return `saga-${key}`;
 }
 

@@ -2,7 +2,13 @@ import { Audience, defineTool, ref, ToolClass, type ToolEffect } from '@agent-sa
 import { z } from 'zod';
 import { sendHttpRequest } from '../http/send-http-request.js';
 import type { ShippingConfig } from './shipping-config.js';
-import { lineItemSchema, shipmentListSchema, shipmentSchema, shippingEndpoint, type Shipment } from './shipping-wire.js';
+import {
+  lineItemSchema,
+  shipmentListSchema,
+  shipmentSchema,
+  shippingEndpoint,
+  type Shipment,
+} from './shipping-wire.js';
 
 export const reshipArgs = z.object({
   orderId: z.string().trim().min(1).max(100),

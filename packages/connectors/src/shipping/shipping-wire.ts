@@ -3,7 +3,11 @@ import type { HttpEndpoint } from '../http/send-http-request.js';
 import type { ShippingConfig } from './shipping-config.js';
 
 export function shippingEndpoint(config: ShippingConfig): HttpEndpoint {
-  return Object.freeze({ vendor: 'shipping', baseUrl: config.apiBase, authorization: `Bearer ${config.apiKey}` });
+  return Object.freeze({
+    vendor: 'shipping',
+    baseUrl: config.apiBase,
+    authorization: `Bearer ${config.apiKey}`,
+  });
 }
 
 export const lineItemSchema = z.object({ sku: z.string().min(1), quantity: z.number().int().positive() });

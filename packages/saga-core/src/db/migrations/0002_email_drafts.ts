@@ -28,7 +28,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       -- A deleted draft says when and under which key; a live one has neither.
       CHECK ((status = ${sql.lit(EmailDraftStatus.DELETED)}) = (deleted_at IS NOT NULL AND deletion_key IS NOT NULL))
     )`.execute(db);
-  await sql`CREATE INDEX email_drafts_tenant_created ON email_drafts (tenant_id, created_at DESC)`.execute(db);
+  await sql`CREATE INDEX email_drafts_tenant_created ON email_drafts (tenant_id, created_at DESC)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,11 +1,8 @@
 /**
  * The support agent's tool module: `SAGA_TOOLS=packages/connectors/src/support-agent-tools.ts`. The
- * dispatcher and the executors load it (its default export is the array of tools), so this module is where
- * a process's connector configuration is parsed, once, from its environment; a missing variable stops the
+ * dispatcher and the executors load it (its default export is the array of tools), so this module is where a
+ * process's connector configuration is parsed, once, from its environment; a missing variable stops the
  * process at start, naming it. No I/O here: the pg pool for email drafts connects on first use.
- *
- * Each vendor appends its own section below with `tools.push(...)`. The pushes may come after
- * `export default`: the array is exported by reference and filled before any importer sees it.
  */
 import { createDb, type AnyTool } from '@agent-saga/core';
 import { DEFAULT_EMAIL_TEMPLATES } from './email/default-email-templates.js';
@@ -15,17 +12,18 @@ import { jiraConfigFromEnv } from './jira/jira-config.js';
 import { createJiraTools } from './jira/jira-tools.js';
 import { shippingConfigFromEnv } from './shipping/shipping-config.js';
 import { createShippingTools } from './shipping/shipping-tools.js';
+import { createStripeTools } from './stripe/create-stripe-tools.js';
+import { stripeConfigFromEnv } from './stripe/stripe-config.js';
 
 const env: Record<string, string | undefined> = process.env;
-const tools: AnyTool[] = [];
-export default tools;
-
-// --- Jira, email, shipping ---
-tools.push(...createJiraTools(jiraConfigFromEnv(env)));
 const emailConfig = emailConfigFromEnv(env);
-tools.push(
+
+const tools: readonly AnyTool[] = [
+  ...Object.values(createStripeTools(stripeConfigFromEnv(env))),
+  ...createJiraTools(jiraConfigFromEnv(env)),
   ...createEmailTools(emailConfig, DEFAULT_EMAIL_TEMPLATES, {
     db: createDb({ ...emailConfig.db, poolSize: 4, applicationName: 'agent-saga-email-drafts' }),
   }),
-);
-tools.push(...createShippingTools(shippingConfigFromEnv(env)));
+  ...createShippingTools(shippingConfigFromEnv(env)),
+];
+export default tools;

@@ -10,6 +10,8 @@ export const CrashPoint = {
   AFTER_CLAIM_BEFORE_TOOL: 'after-claim-before-tool',
   /** Relay: the job is added to BullMQ and the outbox row not yet marked published. */
   AFTER_PUBLISH_BEFORE_MARK: 'after-publish-before-mark',
+  /** Compensator: the compensation tool returned (the effect is undone) and the outcome is not yet recorded. */
+  COMPENSATION_AFTER_TOOL_BEFORE_RECORD: 'compensation-after-tool-before-record',
 } as const;
 export type CrashPoint = (typeof CrashPoint)[keyof typeof CrashPoint];
 

@@ -146,3 +146,15 @@ export class SchemaVersionMismatchError extends SagaError {
 export class ConfigError extends SagaError {
   readonly code = 'CONFIG';
 }
+
+/** A compare-and-set on a run found it in a status that may not move to the target. */
+export class InvalidRunTransitionError extends SagaError {
+  readonly code = 'INVALID_RUN_TRANSITION';
+  constructor(
+    readonly runId: string,
+    readonly from: string | null,
+    readonly to: string,
+  ) {
+    super(`run ${runId}: ${from ?? '(missing)'} → ${to} is not a legal transition`);
+  }
+}

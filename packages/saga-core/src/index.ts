@@ -87,10 +87,27 @@ export { createApiToken, verifyApiToken, hashToken, type Principal } from './aut
 // --- exports added by the dispatcher work (keep one line per module) ---
 export { redispatchStep, type RedispatchInput, type Redispatch } from './saga-log/redispatch-step.js';
 export { markOutcomeDelivered } from './saga-log/mark-outcome-delivered.js';
+export {
+  markOutcomesDelivered,
+  type DeliveredOutcome,
+} from './saga-log/mark-outcomes-delivered-batch.js';
 export { listStepEvents } from './saga-log/list-step-events.js';
-export { claimStep, LEASE_EXPIRED_CAUSE, type ClaimInput, type ClaimResult } from './saga-log/claim-step.js';
+export {
+  claimStep,
+  claimStepSlow,
+  LEASE_EXPIRED_CAUSE,
+  type ClaimInput,
+  type ClaimResult,
+} from './saga-log/claim-step.js';
+export {
+  claimStepBatch,
+  type ClaimRequest,
+  type ClaimBatchInput,
+} from './saga-log/claim-step-batch.js';
+export { recordOutcomeBatch, type OutcomeRecord } from './saga-log/record-outcome-batch.js';
 export {
   recordOutcome,
+  recordOutcomeSlow,
   LATE_OUTCOME_CAUSE,
   type StepOutcome,
   type RecordOutcomeInput,
@@ -106,3 +123,30 @@ export { listenChannel, type ChannelListener, type ListenOptions } from './db/li
 // --- exports added by the connectors work (email drafts) ---
 export { EmailDraftStatus } from './statuses.js';
 export type { EmailDraftsTable, EmailDraftRow } from './db/schema.js';
+// --- exports added by the reconciler work (lookups shared by the API's inline form and the reconciler) ---
+export {
+  lookupByKey,
+  lookupEvidence,
+  type LookupObservation,
+  type LookupTarget,
+} from './tools/lookup-by-key.js';
+export { lookupLagPassed, type LookupLag } from './saga-log/lookup-lag.js';
+export { drainOnSignal, exitOnStartFailure } from './process/drain-on-signal.js';
+export { startMetricsServer, stopMetricsServer, type MetricsSource } from './process/metrics-server.js';
+// --- exports added by the compensator work ---
+export { ReviewStatus } from './statuses.js';
+export { RUN_TRANSITIONS, allowedRunSources } from './run-transitions.js';
+export { COMPENSATION_TRANSITIONS, allowedCompensationSources } from './compensation-transitions.js';
+export { InvalidRunTransitionError } from './errors.js';
+export { transitionRun, type RunTransitionInput } from './saga-log/transition-run.js';
+export { listCorrections, listCases } from './saga-log/list-review-items.js';
+export type {
+  CompensationsTable,
+  CompensationRow,
+  CorrectionsTable,
+  CorrectionRow,
+  CasesTable,
+  CaseRow,
+} from './db/schema.js';
+export { requestUnwind, unwindChannel, type UnwindRequest } from './saga-log/request-unwind.js';
+export { completeRun } from './saga-log/complete-run.js';

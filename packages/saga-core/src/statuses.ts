@@ -102,6 +102,11 @@ export const StepEventKind = {
   RETRY_CALL: 'retry_call',
   /** A lookup by key in the real system, and what it saw. */
   LOOKUP: 'lookup',
+  /**
+   * The step's compensation: a change of its compensation status (`from`/`to` are {@link
+   * CompensationStatus} values) or an attempt or lookup of the compensation tool (`from`/`to` null).
+   */
+  COMPENSATION: 'compensation',
 } as const;
 export type StepEventKind = (typeof StepEventKind)[keyof typeof StepEventKind];
 
@@ -113,6 +118,15 @@ export const EmailDraftStatus = {
   DELETED: 'deleted',
 } as const;
 export type EmailDraftStatus = (typeof EmailDraftStatus)[keyof typeof EmailDraftStatus];
+
+/** State of an item queued for people: a correction to review, or a manual-intervention case. */
+export const ReviewStatus = {
+  /** Waiting for a person. */
+  OPEN: 'open',
+  /** A person dealt with it. */
+  RESOLVED: 'resolved',
+} as const;
+export type ReviewStatus = (typeof ReviewStatus)[keyof typeof ReviewStatus];
 
 export const valuesOf = <T extends Record<string, string>>(o: T): T[keyof T][] =>
   Object.values(o) as T[keyof T][];

@@ -2,6 +2,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 import type {
   CompensationStatus,
   EmailDraftStatus,
+  ReviewStatus,
   RunStatus,
   StepEventKind,
   StepStatus,
@@ -52,6 +53,13 @@ export interface SagaLogTable {
   last_attempt_at: Date | null;
   /** Whether a response has carried this step's settled outcome to the caller (moves the cursor). */
   outcome_delivered: Generated<boolean>;
+  /** The reconciler holding this step while it looks the effect up, until when (migration 0003). */
+  reconcile_lease_until: Date | null;
+  reconcile_lease_owner: string | null;
+  /** Failed lookups since the step last moved forward; past the budget, MANUAL_INTERVENTION. */
+  reconcile_attempts: Generated<number>;
+  /** The reconciler looks again no earlier than this (backoff, or the tool's lookup lag); null: due. */
+  next_reconcile_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -115,6 +123,54 @@ export interface EmailDraftsTable {
   deleted_at: Date | null;
 }
 
+/** One step's compensation (migration 0004): its intent log, keyed like the step. */
+export interface CompensationsTable {
+  run_id: string;
+  step_idx: number;
+  tenant_id: string;
+  /** The compensation tool, key and stored (unresolved) arguments; null for a skipped step. */
+  tool: string | null;
+  idempotency_key: string | null;
+  args: JsonNullable<Record<string, unknown>>;
+  status: CompensationStatus;
+  /** Why it was skipped, or why it needs a person. */
+  reason: string | null;
+  attempts: Generated<number>;
+  lease_until: Date | null;
+  lease_owner: string | null;
+  last_attempt_at: Date | null;
+  /** Not before: the backoff of a failed attempt, or the re-check of an unknown one. */
+  next_attempt_at: Date | null;
+  external_ref: string | null;
+  result: JsonNullable;
+  error: JsonNullable<Record<string, unknown>>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** A correction queued for a person (migration 0004). */
+export interface CorrectionsTable {
+  run_id: string;
+  step_idx: number;
+  tenant_id: string;
+  command: Json<Record<string, unknown>>;
+  audience: string[];
+  status: ReviewStatus;
+  created_at: Generated<Date>;
+}
+
+/** A manual-intervention case (migration 0004). */
+export interface CasesTable {
+  id: Generated<string>;
+  run_id: string;
+  step_idx: number | null;
+  tenant_id: string;
+  reason: string;
+  evidence: Json<Record<string, unknown>>;
+  status: ReviewStatus;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
   runs: RunsTable;
   saga_log: SagaLogTable;
@@ -122,6 +178,9 @@ export interface Database {
   outbox: OutboxTable;
   api_tokens: ApiTokensTable;
   email_drafts: EmailDraftsTable;
+  compensations: CompensationsTable;
+  corrections: CorrectionsTable;
+  cases: CasesTable;
 }
 
 export type RunRow = Selectable<RunsTable>;
@@ -131,3 +190,6 @@ export type StepPatch = Updateable<SagaLogTable>;
 export type StepEventRow = Selectable<StepEventsTable>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type EmailDraftRow = Selectable<EmailDraftsTable>;
+export type CompensationRow = Selectable<CompensationsTable>;
+export type CorrectionRow = Selectable<CorrectionsTable>;
+export type CaseRow = Selectable<CasesTable>;

@@ -3,6 +3,7 @@ import type { SagaDb, SagaTrx } from '../db/connect.js';
 import type { StepRow } from '../db/schema.js';
 import { StepEventKind, StepStatus } from '../statuses.js';
 import { appendStepEvent } from './append-event.js';
+import { claimStepBatch, leaseUntil } from './claim-step-batch.js';
 import { transitionStep } from './transition-step.js';
 
 /** Parameters of {@link claimStep}. */
@@ -13,6 +14,11 @@ export interface ClaimInput {
   readonly worker: string;
   /** How long the lease lasts: the tool's timeout plus a margin, so a live executor records in time. */
   readonly leaseMs: number;
+  /**
+   * Lease by tool name, when the caller does not know the step's tool before the claim (the executor's
+   * job names only the key); `leaseMs` is then the lease of a tool not in the map.
+   */
+  readonly leaseMsByTool?: ReadonlyMap<string, number>;
   /** The BullMQ job id that delivered the step; its outbox row is marked published with the claim. */
   readonly jobId: string;
   /** The schema name, for the NOTIFY of a lease-expiry transition. */
@@ -39,7 +45,8 @@ export type ClaimResult =
 export const LEASE_EXPIRED_CAUSE = 'lease expired: a previous attempt may have reached the system';
 
 /**
- * Claims a step for execution by compare-and-set with a lease, in one transaction:
+ * Claims a step for execution by compare-and-set with a lease; a claimable step in one statement (see
+ * {@link claimStepBatch}), anything else in one transaction ({@link claimStepSlow}):
  *
  * ```sql
  * UPDATE saga_log SET lease_until = now() + $lease, lease_owner = $worker,
@@ -56,11 +63,27 @@ export const LEASE_EXPIRED_CAUSE = 'lease expired: a previous attempt may have r
  * still expired. A live lease or any other status is a duplicate delivery: nothing is written.
  */
 export async function claimStep(db: SagaDb, c: ClaimInput): Promise<ClaimResult> {
+  // The common case in one statement (one round trip, one commit): see claimStepBatch.
+  const [fast] = await claimStepBatch(db, [{ key: c.key, jobId: c.jobId }], {
+    worker: c.worker,
+    leaseMsByTool: c.leaseMsByTool ?? NO_TOOL_LEASES,
+    defaultLeaseMs: c.leaseMs,
+  });
+  if (fast) return { kind: 'claimed', row: fast };
+  return claimStepSlow(db, c);
+}
+
+/**
+ * The slow path of a claim that the one-statement claim did not make: in one transaction, claims after
+ * waiting for any row lock (the fast statement skips locked rows), or finds out under the row lock why the
+ * step is not claimable (held, settled, missing, or a lease that expired: moved to UNKNOWN).
+ */
+export async function claimStepSlow(db: SagaDb, c: ClaimInput): Promise<ClaimResult> {
   return db.transaction().execute(async (trx): Promise<ClaimResult> => {
     const claimed = await trx
       .updateTable('saga_log')
       .set({
-        lease_until: sql<Date>`now() + make_interval(secs => ${c.leaseMs / 1000})`,
+        lease_until: leaseUntil(c.leaseMsByTool ?? NO_TOOL_LEASES, c.leaseMs),
         lease_owner: c.worker,
         attempts: sql<number>`attempts + 1`,
         last_attempt_at: sql<Date>`now()`,
@@ -123,3 +146,6 @@ async function markJobPublished(trx: SagaTrx, jobId: string): Promise<void> {
     .where('published_at', 'is', null)
     .execute();
 }
+
+const NO_TOOL_LEASES: ReadonlyMap<string, number> = new Map();
+

@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { outboxChannel, type SagaTrx } from '../db/connect.js';
 import type { StepRow, StoredCompensation } from '../db/schema.js';
 import { StepEventKind, StepStatus, type ToolClass } from '../statuses.js';
-import { appendStepEvent } from './append-event.js';
 
 /** The BullMQ topic on which executors take steps to run. */
 export const EXECUTE_TOPIC = 'execute';
@@ -24,45 +23,104 @@ export interface IntentInput {
   /** INTENDED (dispatch now) or AWAITING_APPROVAL (held for a human; no outbox message). */
   readonly status: typeof StepStatus.INTENDED | typeof StepStatus.AWAITING_APPROVAL;
   readonly schema: string;
+  /** Whether to NOTIFY the outbox relays (default true); see {@link recordIntent}. */
+  readonly notifyRelay?: boolean;
 }
 
 /**
  * Writes the intent of one step: the saga-log row, its first event and, for INTENDED, the outbox message
  * that will make an executor run it. Must run in the caller's transaction, so the row and the message
  * commit together or not at all: no row, no call.
+ *
+ * One statement (one round trip), with data-modifying CTEs that all see the inserted row:
+ *
+ * ```sql
+ * WITH step AS (INSERT INTO saga_log (…) VALUES (…) RETURNING *),
+ *      ev   AS (INSERT INTO step_events … SELECT …, NULL, status, 'intake', $detail FROM step),
+ *      ob   AS (INSERT INTO outbox … SELECT … FROM step WHERE status = 'INTENDED')
+ * SELECT * FROM step;
+ * ```
+ *
+ * The relays' NOTIFY is sent only with `notifyRelay` (the default): with the API's fast path on, the API
+ * publishes the job itself and the relay only sweeps rows older than its grace, which its poll finds, so a
+ * NOTIFY would only serialise this commit with every other notifying commit (PG 15 holds a database-wide
+ * lock from a notifying transaction's pre-commit through its flush).
  */
 export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRow> {
+  const dispatched = i.status === StepStatus.INTENDED;
   const row = await trx
-    .insertInto('saga_log')
-    .values({
-      run_id: i.runId,
-      step_idx: i.stepIdx,
-      tenant_id: i.tenantId,
-      tool: i.tool,
-      tool_class: i.toolClass,
-      tool_version: i.toolVersion,
-      idempotency_key: i.idempotencyKey,
-      args: JSON.stringify(i.args),
-      payload_hash: i.payloadHash,
-      status: i.status,
-      compensation: i.compensation ? JSON.stringify(i.compensation) : null,
-      correction: i.correction ? JSON.stringify(i.correction) : null,
-      audience: [...i.audience],
-      depends_on: i.dependsOn ? [...i.dependsOn] : null,
-    })
-    .returningAll()
+    .with('step', (db) =>
+      db
+        .insertInto('saga_log')
+        .values({
+          run_id: i.runId,
+          step_idx: i.stepIdx,
+          tenant_id: i.tenantId,
+          tool: i.tool,
+          tool_class: i.toolClass,
+          tool_version: i.toolVersion,
+          idempotency_key: i.idempotencyKey,
+          args: JSON.stringify(i.args),
+          payload_hash: i.payloadHash,
+          status: i.status,
+          compensation: i.compensation ? JSON.stringify(i.compensation) : null,
+          correction: i.correction ? JSON.stringify(i.correction) : null,
+          audience: [...i.audience],
+          depends_on: i.dependsOn ? [...i.dependsOn] : null,
+        })
+        .returningAll(),
+    )
+    .with('ev', (db) =>
+      db
+        .insertInto('step_events')
+        .columns(['run_id', 'step_idx', 'kind', 'from_status', 'to_status', 'cause', 'detail'])
+        .expression((eb) =>
+          eb
+            .selectFrom('step')
+            .select([
+              'run_id',
+              'step_idx',
+              sql<StepEventKind>`${StepEventKind.TRANSITION}::text`.as('kind'),
+              sql<string | null>`NULL::text`.as('from_status'),
+              'status',
+              sql<string>`'intake'::text`.as('cause'),
+              sql<string>`${JSON.stringify({ args: i.args })}::jsonb`.as('detail'),
+            ]),
+        ),
+    )
+    .with('ob', (db) =>
+      db
+        .insertInto('outbox')
+        .columns(['topic', 'run_id', 'step_idx', 'idempotency_key', 'job_id', 'payload'])
+        .expression((eb) =>
+          eb
+            .selectFrom('step')
+            .select([
+              sql<string>`${EXECUTE_TOPIC}::text`.as('topic'),
+              'run_id',
+              'step_idx',
+              'idempotency_key',
+              'idempotency_key as job_id',
+              sql<string>`${JSON.stringify(firstDispatchPayload(i))}::jsonb`.as('payload'),
+            ])
+            .where('status', '=', StepStatus.INTENDED),
+        ),
+    )
+    .selectFrom('step')
+    .selectAll()
     .executeTakeFirstOrThrow();
-  await appendStepEvent(trx, {
-    runId: i.runId,
-    stepIdx: i.stepIdx,
-    kind: StepEventKind.TRANSITION,
-    from: null,
-    to: i.status,
-    cause: 'intake',
-    detail: { args: i.args },
-  });
-  if (i.status === StepStatus.INTENDED) await enqueueExecution(trx, row, 1, i.schema);
+  if (dispatched && (i.notifyRelay ?? true)) await notifyRelays(trx, i.schema);
   return row;
+}
+
+/** The execute job of a step's first dispatch (its job id is the key itself). */
+function firstDispatchPayload(i: IntentInput): Record<string, unknown> {
+  return { runId: i.runId, stepIdx: i.stepIdx, key: i.idempotencyKey, dispatchNo: 1 };
+}
+
+/** Wakes the outbox relays (delivered at commit). */
+async function notifyRelays(trx: SagaTrx, schema: string): Promise<void> {
+  await sql`SELECT pg_notify(${outboxChannel(schema)}, '')`.execute(trx);
 }
 
 /**
@@ -75,6 +133,7 @@ export async function enqueueExecution(
   row: StepRow,
   dispatchNo: number,
   schema: string,
+  notifyRelay = true,
 ): Promise<void> {
   const jobId = dispatchNo === 1 ? row.idempotency_key : `${row.idempotency_key}-d${dispatchNo}`;
   await trx
@@ -93,5 +152,5 @@ export async function enqueueExecution(
       }),
     })
     .execute();
-  await sql`SELECT pg_notify(${outboxChannel(schema)}, '')`.execute(trx);
+  if (notifyRelay) await notifyRelays(trx, schema);
 }

@@ -5,6 +5,7 @@ import { StepEventKind, StepStatus } from '../statuses.js';
 import type { ToolEffect } from '../tools/define-tool.js';
 import { appendStepEvent } from './append-event.js';
 import type { StoredToolError } from './classify-tool-error.js';
+import { executorCause, outcomeDetail, recordOutcomeBatch } from './record-outcome-batch.js';
 import { transitionStep } from './transition-step.js';
 
 /** What one attempt of a tool produced, as the executor saw it. */
@@ -47,6 +48,18 @@ export const LATE_OUTCOME_CAUSE = 'late outcome';
  * expiry) is the one late write allowed, because UNKNOWN → CONFIRMED is exactly what a lookup would do.
  */
 export async function recordOutcome(db: SagaDb, o: RecordOutcomeInput): Promise<RecordOutcomeResult> {
+  // The common case in one statement (one round trip, one commit): see recordOutcomeBatch.
+  const [fast] = await recordOutcomeBatch(db, o.leaseOwner, [o], o.schema);
+  if (fast) return { kind: 'recorded', row: fast };
+  return recordOutcomeSlow(db, o);
+}
+
+/**
+ * The slow path of an outcome that the one-statement record did not write (the step is no longer INTENDED
+ * under this lease): in one transaction, tries the compare-and-set again under the row lock, then records
+ * a late effect (UNKNOWN → CONFIRMED) or keeps the outcome as an ATTEMPT event only.
+ */
+export async function recordOutcomeSlow(db: SagaDb, o: RecordOutcomeInput): Promise<RecordOutcomeResult> {
   const { outcome } = o;
   const patch =
     outcome.status === StepStatus.CONFIRMED
@@ -56,10 +69,7 @@ export async function recordOutcome(db: SagaDb, o: RecordOutcomeInput): Promise<
           error: null,
         }
       : { error: JSON.stringify(outcome.error) };
-  const detail = {
-    durationMs: o.durationMs,
-    ...(outcome.status === StepStatus.CONFIRMED ? {} : outcome.error),
-  };
+  const detail = outcomeDetail(o);
   return db.transaction().execute(async (trx): Promise<RecordOutcomeResult> => {
     try {
       const row = await transitionStep(trx, {
@@ -68,7 +78,7 @@ export async function recordOutcome(db: SagaDb, o: RecordOutcomeInput): Promise<
         to: outcome.status,
         onlyFrom: [StepStatus.INTENDED],
         leaseOwner: o.leaseOwner,
-        cause: `executor: ${outcome.status === StepStatus.CONFIRMED ? 'tool returned' : 'tool threw'}`,
+        cause: executorCause(outcome.status),
         detail,
         patch: { ...patch, lease_until: null, lease_owner: null },
         schema: o.schema,
@@ -108,3 +118,4 @@ export async function recordOutcome(db: SagaDb, o: RecordOutcomeInput): Promise<
     }
   });
 }
+

@@ -12,6 +12,8 @@ export interface RedispatchInput {
   readonly cause: string;
   readonly detail?: Record<string, unknown>;
   readonly schema: string;
+  /** Whether to NOTIFY the outbox relays (default true; false when the caller publishes the job itself). */
+  readonly notifyRelay?: boolean;
 }
 
 export interface Redispatch {
@@ -47,7 +49,7 @@ export async function redispatchStep(trx: SagaTrx, r: RedispatchInput): Promise<
     SELECT coalesce(max((payload->>'dispatchNo')::int), 0)::int AS n
       FROM outbox WHERE idempotency_key = ${row.idempotency_key}`.execute(trx);
   const dispatchNo = (prev.rows[0]?.n ?? 0) + 1;
-  await enqueueExecution(trx, row, dispatchNo, r.schema);
+  await enqueueExecution(trx, row, dispatchNo, r.schema, r.notifyRelay ?? true);
   const msg = await trx
     .selectFrom('outbox')
     .select('job_id')

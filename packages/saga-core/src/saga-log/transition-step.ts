@@ -61,11 +61,12 @@ export async function transitionStep(trx: SagaTrx, t: TransitionInput): Promise<
     cause: t.cause,
     detail: t.detail ?? null,
   });
-  if (NOTIFYING.has(t.to)) await notifyStepChanged(trx, t.schema, row.idempotency_key);
+  if (NOTIFYING_STATUSES.has(t.to)) await notifyStepChanged(trx, t.schema, row.idempotency_key);
   return row;
 }
 
-const NOTIFYING = new Set<StepStatus>([
+/** Statuses whose arrival wakes API requests waiting on the step. */
+export const NOTIFYING_STATUSES: ReadonlySet<StepStatus> = new Set<StepStatus>([
   ...SETTLED_STEP_STATUSES,
   StepStatus.UNKNOWN,
   StepStatus.NOT_EXECUTED,

@@ -16,6 +16,8 @@ import { toHttpError } from './http-errors.js';
 import { callRoutes } from './routes/calls.js';
 import { healthRoutes } from './routes/health.js';
 import { runRoutes } from './routes/runs.js';
+import { unwindRoutes } from './routes/unwind.js';
+import { createDeliveryGroup } from './delivery-group.js';
 import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
 
 /** The fastify instance of the API: pino logger, zod type provider. */
@@ -44,6 +46,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('principal', null);
 
+  const deliveries = createDeliveryGroup(deps.db);
   const waiter = createSettleWaiter({
     url: deps.config.DATABASE_URL,
     schema: deps.schema,
@@ -96,7 +99,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     async (v1) => {
       v1.addHook('onRequest', authenticate);
       await v1.register(runRoutes, { deps });
-      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics } });
+      await v1.register(unwindRoutes, { deps });
+      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries } });
     },
     { prefix: '/v1' },
   );

@@ -18,8 +18,9 @@ import {
   type StepRow,
   type ToolRegistry,
 } from '@agent-saga/core';
+import { BadRequestError } from './api-errors.js';
 import { settledOutcome } from './call-outcome.js';
-import { readDispatch, type Dispatch } from './dispatch.js';
+import { firstDispatch, readDispatch, type Dispatch } from './dispatch.js';
 import { planIntent } from './intent-plan.js';
 import { diffRetryArgs } from './retry-args.js';
 import { resolveStep } from './step-resolution.js';
@@ -31,9 +32,16 @@ export interface IntakeRequest {
   /** Arguments already parsed by the tool's schema. */
   readonly args: Record<string, unknown>;
   readonly stepIdx: number | undefined;
+  /** Earlier steps a new step depends on (unwind order); undefined: every earlier step. */
+  readonly dependsOn?: readonly number[] | undefined;
   readonly registry: ToolRegistry;
   readonly schema: string;
   readonly log: Logger;
+  /**
+   * SAGA_FAST_PATH: the API publishes what this transaction dispatches right after the commit, so the
+   * commit does not NOTIFY the relays (they sweep what the fast path missed on their poll).
+   */
+  readonly fastPath: boolean;
 }
 
 /**
@@ -67,7 +75,8 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   const run = await lockRun(trx, req.tenantId, req.runId);
   if (run.status !== RunStatus.RUNNING) throw new RunNotRunningError(req.runId, run.status);
   const targetIdx = req.stepIdx ?? run.cursor;
-  const existing = await readStep(trx, req.runId, targetIdx);
+  const target = await readTarget(trx, req.runId, targetIdx, req.stepIdx !== undefined);
+  const existing = target.step;
   const resolution = resolveStep({
     tool: req.tool.name,
     requestedIdx: req.stepIdx,
@@ -77,8 +86,7 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
       status: existing.status,
       outcomeDelivered: existing.outcome_delivered,
     },
-    earlierUnknownIdx:
-      req.stepIdx !== undefined && !existing ? await firstUnknownBelow(trx, req.runId, targetIdx) : undefined,
+    earlierUnknownIdx: target.earlierUnknownIdx,
   });
   switch (resolution.kind) {
     case 'new':
@@ -105,6 +113,9 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
 }
 
 async function newStep(trx: SagaTrx, req: IntakeRequest, stepIdx: number): Promise<IntakeOutcome> {
+  const later = req.dependsOn?.find((d) => d >= stepIdx);
+  if (later !== undefined)
+    throw new BadRequestError('dependsOn', `dependsOn: step ${later} is not earlier than step ${stepIdx}`);
   const plan = planIntent({
     tool: req.tool,
     args: req.args,
@@ -126,9 +137,10 @@ async function newStep(trx: SagaTrx, req: IntakeRequest, stepIdx: number): Promi
     compensation: plan.compensation,
     correction: plan.correction,
     audience: plan.audience,
-    dependsOn: null,
+    dependsOn: req.dependsOn ? [...new Set(req.dependsOn)].sort((a, b) => a - b) : null,
     status: plan.status,
     schema: req.schema,
+    notifyRelay: !req.fastPath,
   });
   req.log.info(
     {
@@ -142,7 +154,8 @@ async function newStep(trx: SagaTrx, req: IntakeRequest, stepIdx: number): Promi
     },
     'step intended',
   );
-  const dispatch = row.status === StepStatus.INTENDED ? await readDispatch(trx, row.idempotency_key) : null;
+  // The job the outbox row holds, built from the same values rather than read back.
+  const dispatch = row.status === StepStatus.INTENDED ? firstDispatch(row) : null;
   return { kind: 'step', step: row, replayed: false, dispatch, delivered: false };
 }
 
@@ -190,6 +203,7 @@ async function retryStep(trx: SagaTrx, req: IntakeRequest, step: ExistingStep): 
         stepIdx: step.step_idx,
         cause: 'retry call: re-dispatch of a step proven not executed',
         schema: req.schema,
+        notifyRelay: !req.fastPath,
       });
       return {
         kind: 'step',
@@ -210,26 +224,28 @@ async function retryStep(trx: SagaTrx, req: IntakeRequest, step: ExistingStep): 
   }
 }
 
-/** The step at `stepIdx`, with whether its lease has run out by the database's clock. */
-async function readStep(trx: SagaTrx, runId: string, stepIdx: number): Promise<ExistingStep | undefined> {
-  return trx
-    .selectFrom('saga_log')
-    .selectAll()
-    .select(sql<boolean>`coalesce(lease_until < now(), false)`.as('lease_expired'))
-    .where('run_id', '=', runId)
-    .where('step_idx', '=', stepIdx)
-    .executeTakeFirst();
-}
-
-async function firstUnknownBelow(trx: SagaTrx, runId: string, stepIdx: number): Promise<number | undefined> {
-  const row = await trx
-    .selectFrom('saga_log')
-    .select('step_idx')
-    .where('run_id', '=', runId)
-    .where('step_idx', '<', stepIdx)
-    .where('status', '=', StepStatus.UNKNOWN)
-    .orderBy('step_idx')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.step_idx;
+/**
+ * The step at `stepIdx` (with whether its lease has run out by the database's clock) and, for an explicit
+ * index with no step there, the lowest earlier step that is UNKNOWN: one read, run after `lockRun` so it
+ * sees every intake of this run that committed before the lock was granted.
+ */
+async function readTarget(
+  trx: SagaTrx,
+  runId: string,
+  stepIdx: number,
+  explicit: boolean,
+): Promise<{ step: ExistingStep | undefined; earlierUnknownIdx: number | undefined }> {
+  const r = await sql<ExistingStep & { earlier_unknown: number | null }>`
+    SELECT s.*, coalesce(s.lease_until < now(), false) AS lease_expired,
+           CASE WHEN ${explicit}::bool AND s.run_id IS NULL THEN (
+             SELECT u.step_idx FROM saga_log u
+              WHERE u.run_id = ${runId} AND u.step_idx < ${stepIdx} AND u.status = ${StepStatus.UNKNOWN}
+              ORDER BY u.step_idx LIMIT 1) END AS earlier_unknown
+      FROM (SELECT 1) AS one
+      LEFT JOIN saga_log s ON s.run_id = ${runId} AND s.step_idx = ${stepIdx}`.execute(trx);
+  const { earlier_unknown, ...step } = r.rows[0]!;
+  return {
+    step: step.run_id === null ? undefined : step,
+    earlierUnknownIdx: earlier_unknown ?? undefined,
+  };
 }

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Logger, SagaTrx } from '@agent-saga/core';
+import type { Logger, SagaTrx, StepRow } from '@agent-saga/core';
 import { executeJobSchema, publishExecute, type ExecuteJob } from '../queue/execute-queue.js';
 
 /** A committed outbox message that the fast path may publish at once. */
@@ -21,6 +21,17 @@ export async function readDispatch(trx: SagaTrx, key: string): Promise<Dispatch>
     .limit(1)
     .executeTakeFirstOrThrow();
   return { jobId: msg.job_id, data: executeJobSchema.parse(msg.payload) };
+}
+
+/**
+ * The first dispatch of a step just recorded by `recordIntent`: the same job id (the key) and data the
+ * outbox row holds, built from the row instead of read back.
+ */
+export function firstDispatch(row: Pick<StepRow, 'run_id' | 'step_idx' | 'idempotency_key'>): Dispatch {
+  return {
+    jobId: row.idempotency_key,
+    data: { runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key, dispatchNo: 1 },
+  };
 }
 
 /**

@@ -1,7 +1,5 @@
 import {
   getRun,
-  lockRun,
-  markOutcomeDelivered,
   parseArgs,
   SETTLED_STEP_STATUSES,
   ToolClass,
@@ -20,10 +18,13 @@ import { resolveByLookup } from './inline-lookup.js';
 import { runPureTool } from './run-pure-tool.js';
 import type { CallBody } from './schemas.js';
 import type { SettleWaiter } from './settle-waiter.js';
+import type { DeliveryGroup } from './delivery-group.js';
 
 export interface CallContext extends ApiDeps {
   readonly waiter: SettleWaiter;
   readonly metrics: ApiMetrics;
+  /** Groups the delivered marks of concurrent answers into one commit. */
+  readonly deliveries: DeliveryGroup;
 }
 
 /**
@@ -59,6 +60,7 @@ export async function handleCall(
     return answer;
   }
 
+  const intakeStartedAt = performance.now();
   const intake = await ctx.db.transaction().execute((trx) =>
     callIntake(trx, {
       tenantId: principal.tenantId,
@@ -66,9 +68,11 @@ export async function handleCall(
       tool,
       args,
       stepIdx: body.stepIdx,
+      dependsOn: body.dependsOn,
       registry: ctx.registry,
       schema: ctx.schema,
       log,
+      fastPath: ctx.config.SAGA_FAST_PATH,
     }),
   );
   const committedAt = performance.now();
@@ -89,14 +93,18 @@ export async function handleCall(
         }
       : intake;
 
-  const settled = await settle(ctx, step, dispatch, body.waitMs ?? ctx.config.CALL_WAIT_DEFAULT_MS, log);
+  const settled = await settle(
+    ctx,
+    step,
+    dispatch,
+    intakeStartedAt,
+    body.waitMs ?? ctx.config.CALL_WAIT_DEFAULT_MS,
+    log,
+  );
   if (dispatch && isSettled(settled.status))
     ctx.metrics.dispatchLatency.observe({ tool: tool.name }, (performance.now() - committedAt) / 1000);
   if (isSettled(settled.status) && !delivered && !settled.outcome_delivered)
-    await ctx.db.transaction().execute(async (trx) => {
-      await lockRun(trx, principal.tenantId, runId);
-      await markOutcomeDelivered(trx, runId, settled.step_idx);
-    });
+    await ctx.deliveries.submit({ tenantId: principal.tenantId, runId, stepIdx: settled.step_idx });
   const answer = presentCallOutcome(settled, replayed);
   ctx.metrics.calls.inc({ tool: tool.name, outcome: answer.body.status });
   log.info(
@@ -106,16 +114,28 @@ export async function handleCall(
   return answer;
 }
 
-/** Publishes (fast path) and waits for the step, watching its key first so no NOTIFY is missed. */
+/**
+ * Publishes (fast path) and waits for the step, watching its key first so no NOTIFY is missed.
+ *
+ * The step is read again after the watch opens, unless nothing but this call can have moved it since the
+ * intake read it: with the fast path, a step this call just dispatched reaches an executor only through
+ * the publish below (the relay leaves outbox rows younger than RELAY_GRACE_MS to the API; half of it is
+ * the margin for the two clocks), so until then it is still the INTENDED row the intake wrote.
+ */
 async function settle(
   ctx: CallContext,
   step: StepRow,
   dispatch: Dispatch | null,
+  intakeStartedAt: number,
   waitMs: number,
   log: Logger,
 ): Promise<StepRow> {
   if (!dispatch && !isInFlight(step.status)) return step;
   const watch = ctx.waiter.watch(step.idempotency_key);
+  const unseen =
+    dispatch !== null &&
+    ctx.config.SAGA_FAST_PATH &&
+    performance.now() - intakeStartedAt < ctx.config.RELAY_GRACE_MS / 2;
   try {
     if (dispatch && ctx.config.SAGA_FAST_PATH)
       await publishFast(
@@ -123,7 +143,7 @@ async function settle(
         dispatch,
         log.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key }),
       );
-    return await awaitSettle(ctx.db, watch, step.idempotency_key, waitMs);
+    return await awaitSettle(ctx.db, watch, step.idempotency_key, waitMs, unseen ? step : undefined);
   } finally {
     watch.close();
   }

@@ -1,5 +1,7 @@
 import {
   redactArgs,
+  type CaseRow,
+  type CorrectionRow,
   type RunRow,
   type StepEventRow,
   type StepRow,
@@ -33,7 +35,12 @@ export function presentStep(step: StepRow, registry: ToolRegistry): StepView {
   };
 }
 
-export function presentRun(run: RunRow, steps: readonly StepRow[], registry: ToolRegistry): RunView {
+export function presentRun(
+  run: RunRow,
+  steps: readonly StepRow[],
+  registry: ToolRegistry,
+  review: { readonly corrections: readonly CorrectionRow[]; readonly cases: readonly CaseRow[] },
+): RunView {
   return {
     runId: run.run_id,
     status: run.status,
@@ -43,6 +50,21 @@ export function presentRun(run: RunRow, steps: readonly StepRow[], registry: Too
     createdAt: run.created_at.toISOString(),
     updatedAt: run.updated_at.toISOString(),
     steps: steps.map((s) => presentStep(s, registry)),
+    corrections: review.corrections.map((c) => ({
+      stepIdx: c.step_idx,
+      command: c.command,
+      audience: c.audience,
+      status: c.status,
+      createdAt: c.created_at.toISOString(),
+    })),
+    cases: review.cases.map((c) => ({
+      id: String(c.id),
+      stepIdx: c.step_idx,
+      reason: c.reason,
+      evidence: c.evidence,
+      status: c.status,
+      createdAt: c.created_at.toISOString(),
+    })),
   };
 }
 

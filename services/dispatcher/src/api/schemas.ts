@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   CompensationStatus,
+  ReviewStatus,
   RUN_ID,
   RunStatus,
   StepEventKind,
@@ -47,6 +48,13 @@ export const callBody = z.object({
     .max(MAX_WAIT_MS)
     .optional()
     .describe('How long to wait for the step to settle before answering 202'),
+  dependsOn: z
+    .array(z.number().int().min(0))
+    .max(1_000)
+    .optional()
+    .describe(
+      'Earlier steps this one depends on (undone after it on unwind); default: every earlier step of the run',
+    ),
 });
 export type CallBody = z.infer<typeof callBody>;
 
@@ -106,6 +114,25 @@ export const runView = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   steps: z.array(stepView),
+  corrections: z.array(
+    z.object({
+      stepIdx: z.number().int(),
+      command: z.record(z.string(), z.unknown()),
+      audience: z.array(z.string()),
+      status: z.enum(valuesOf(ReviewStatus)),
+      createdAt: z.string(),
+    }),
+  ),
+  cases: z.array(
+    z.object({
+      id: z.string(),
+      stepIdx: z.number().int().nullable(),
+      reason: z.string(),
+      evidence: z.record(z.string(), z.unknown()),
+      status: z.enum(valuesOf(ReviewStatus)),
+      createdAt: z.string(),
+    }),
+  ),
 });
 export type RunView = z.infer<typeof runView>;
 

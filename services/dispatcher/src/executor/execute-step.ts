@@ -1,5 +1,8 @@
 import {
   claimStep,
+  claimStepSlow,
+  recordOutcomeSlow,
+  type ClaimResult,
   classifyToolError,
   CrashPoint,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -19,6 +22,7 @@ import type { DispatcherConfig } from '../config.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { ExecuteJob } from '../queue/execute-queue.js';
 import { callTool } from './call-tool.js';
+import type { ExecutorGroups } from './executor-groups.js';
 
 export interface ExecuteStepDeps {
   readonly db: SagaDb;
@@ -31,6 +35,32 @@ export interface ExecuteStepDeps {
   readonly metrics?: WorkerMetrics;
   /** Fires when the executor gives up draining: running calls stop and record UNKNOWN. */
   readonly shutdownSignal: AbortSignal;
+  /**
+   * When set, claims and outcome records of concurrent jobs are grouped into one statement each (see
+   * `executor-groups.ts`); a job whose write the group did not make takes the slow path alone.
+   */
+  readonly groups?: ExecutorGroups;
+}
+
+/** Lease by tool: each tool's timeout plus LEASE_MARGIN_MS, computed once per registry. */
+interface LeasePlan {
+  readonly leaseMsByTool: ReadonlyMap<string, number>;
+  readonly defaultLeaseMs: number;
+}
+
+const leasePlans = new WeakMap<ToolRegistry, LeasePlan>();
+
+/** The lease of every registered tool (the claim reads the step's tool on the row). */
+export function leasePlan(d: Pick<ExecuteStepDeps, 'registry' | 'config'>): LeasePlan {
+  let plan = leasePlans.get(d.registry);
+  if (!plan || plan.defaultLeaseMs !== DEFAULT_TOOL_TIMEOUT_MS + d.config.LEASE_MARGIN_MS) {
+    plan = {
+      leaseMsByTool: new Map(d.registry.list().map((t) => [t.name, t.timeoutMs + d.config.LEASE_MARGIN_MS])),
+      defaultLeaseMs: DEFAULT_TOOL_TIMEOUT_MS + d.config.LEASE_MARGIN_MS,
+    };
+    leasePlans.set(d.registry, plan);
+  }
+  return plan;
 }
 
 /**
@@ -64,26 +94,26 @@ export async function executeStep(
   job: ExecuteJob,
   jobId: string,
 ): Promise<ExecuteStepResult> {
-  // A read first: a duplicate delivery costs no write transaction, and the lease depends on the tool.
-  const current = await d.db
-    .selectFrom('saga_log')
-    .select(['tool', 'status'])
-    .where('idempotency_key', '=', job.key)
-    .executeTakeFirst();
-  if (!current) return { kind: 'missing' };
-  if (current.status !== StepStatus.INTENDED) return { kind: 'duplicate', status: current.status };
-
-  const tool = d.registry.get(current.tool);
-  const claim = await claimStep(d.db, {
+  // No read first: the claim is one statement that names the lease of every tool (the job does not name
+  // the step's tool), so a first delivery costs one round trip; a duplicate falls to the slow path.
+  const leases = leasePlan(d);
+  const claimInput = {
     key: job.key,
     worker: d.workerId,
-    leaseMs: (tool?.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) + d.config.LEASE_MARGIN_MS,
+    leaseMs: leases.defaultLeaseMs,
+    leaseMsByTool: leases.leaseMsByTool,
     jobId,
     schema: d.config.SAGA_DB_SCHEMA,
-  });
+  };
+  const grouped = d.groups ? await d.groups.claim.submit({ key: job.key, jobId }) : null;
+  const claim: ClaimResult = grouped
+    ? { kind: 'claimed', row: grouped }
+    : d.groups
+      ? await claimStepSlow(d.db, claimInput)
+      : await claimStep(d.db, claimInput);
   switch (claim.kind) {
     case 'claimed':
-      return { kind: 'executed', ...(await runClaimed(d, tool, claim.row)) };
+      return { kind: 'executed', ...(await runClaimed(d, d.registry.get(claim.row.tool), claim.row)) };
     case 'lease-expired':
       d.logger.warn(
         { runId: claim.row.run_id, stepIdx: claim.row.step_idx, key: job.key },
@@ -141,13 +171,18 @@ async function runClaimed(
       logger.warn({ err: call.error, outcome: outcome.status }, 'tool call did not return an effect');
   }
 
-  const recorded = await recordOutcome(d.db, {
+  const input = {
     runId: row.run_id,
     stepIdx: row.step_idx,
     leaseOwner: d.workerId,
     outcome,
     schema: d.config.SAGA_DB_SCHEMA,
-  });
+  };
+  let recorded: RecordOutcomeResult;
+  if (d.groups) {
+    const grouped = await d.groups.outcome.submit(input);
+    recorded = grouped ? { kind: 'recorded', row: grouped } : await recordOutcomeSlow(d.db, input);
+  } else recorded = await recordOutcome(d.db, input);
   if (recorded.kind === 'dropped')
     logger.error(
       { outcome: outcome.status, status: recorded.status },

@@ -4,7 +4,8 @@ import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type 
 import { OutcomeUnknownError } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 import { EXECUTE_QUEUE, executeJobSchema, type ExecuteJob } from '../queue/execute-queue.js';
-import { executeStep, type ExecuteStepDeps, type ExecuteStepResult } from './execute-step.js';
+import { executeStep, leasePlan, type ExecuteStepDeps, type ExecuteStepResult } from './execute-step.js';
+import { createExecutorGroups } from './executor-groups.js';
 
 /**
  * Slack added to a live lease before a redelivered job looks again: the lease is stamped by the
@@ -42,7 +43,8 @@ export function newWorkerId(): string {
 
 /**
  * The executor pool of one process: a BullMQ worker on {@link EXECUTE_QUEUE} with EXECUTOR_CONCURRENCY
- * jobs at once. Each job runs {@link executeStep}. A job redelivered while another attempt holds a live
+ * jobs at once. Each job runs {@link executeStep}; the claims and the outcome records of concurrent jobs are
+ * grouped into one statement and one commit each (see `executor-groups.ts`). A job redelivered while another attempt holds a live
  * lease (BullMQ's stalled check after a worker stopped renewing its lock) is not run: it is delayed to just
  * after the lease ends and looks again, when the step is either settled by its holder (nothing to do) or
  * still INTENDED with the lease expired (moved to UNKNOWN, never executed twice).
@@ -50,7 +52,15 @@ export function newWorkerId(): string {
 export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
   const shutdown = new AbortController();
   const workerId = newWorkerId();
-  const deps: ExecuteStepDeps = { ...d, workerId, shutdownSignal: shutdown.signal };
+  const leases = leasePlan(d);
+  const groups = createExecutorGroups({
+    db: d.db,
+    workerId,
+    schema: d.config.SAGA_DB_SCHEMA,
+    leaseMsByTool: leases.leaseMsByTool,
+    defaultLeaseMs: leases.defaultLeaseMs,
+  });
+  const deps: ExecuteStepDeps = { ...d, workerId, shutdownSignal: shutdown.signal, groups };
 
   const processor = async (job: Job<ExecuteJob>, token?: string): Promise<ExecuteStepResult['kind']> => {
     const data = executeJobSchema.safeParse(job.data);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { createRun, getRun, listStepEvents, listSteps } from '@agent-saga/core';
+import { createRun, getRun, listCases, listCorrections, listStepEvents, listSteps } from '@agent-saga/core';
 import { RunIdTakenError } from '../api-errors.js';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
@@ -44,7 +44,12 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     },
     async (req) => {
       const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
-      return presentRun(run, await listSteps(deps.db, run.run_id), deps.registry);
+      const [steps, corrections, cases] = await Promise.all([
+        listSteps(deps.db, run.run_id),
+        listCorrections(deps.db, run.run_id),
+        listCases(deps.db, run.run_id),
+      ]);
+      return presentRun(run, steps, deps.registry, { corrections, cases });
     },
   );
 

@@ -1,0 +1,49 @@
+import { sql } from 'kysely';
+import type { SagaTrx } from '../db/connect.js';
+import type { RunRow } from '../db/schema.js';
+import { InvalidRunTransitionError } from '../errors.js';
+import { allowedRunSources } from '../run-transitions.js';
+import type { RunStatus } from '../statuses.js';
+
+export interface RunTransitionInput {
+  readonly runId: string;
+  readonly to: RunStatus;
+  /** Stored in `runs.status_reason`: why the run is in this status (named effects, the case). */
+  readonly reason: string | null;
+  /** Narrows the legal sources further. */
+  readonly onlyFrom?: readonly RunStatus[];
+}
+
+/**
+ * Moves a run to `to` by compare-and-set on the legal sources of {@link allowedRunSources}:
+ *
+ * ```sql
+ * UPDATE runs SET status = $to, status_reason = $reason, updated_at = now()
+ *  WHERE run_id = $run AND status = ANY($allowedFrom) RETURNING *;
+ * ```
+ *
+ * Zero rows is an {@link InvalidRunTransitionError} naming the status the run was really in (read under a
+ * row lock in the same transaction, so the answer cannot change under the caller).
+ */
+export async function transitionRun(trx: SagaTrx, t: RunTransitionInput): Promise<RunRow> {
+  const legal = allowedRunSources(t.to);
+  const from = t.onlyFrom ? legal.filter((s) => t.onlyFrom!.includes(s)) : [...legal];
+  const prev = await trx
+    .selectFrom('runs')
+    .select('status')
+    .where('run_id', '=', t.runId)
+    .forUpdate()
+    .executeTakeFirst();
+  const row =
+    prev && from.length
+      ? await trx
+          .updateTable('runs')
+          .set({ status: t.to, status_reason: t.reason, updated_at: sql<Date>`now()` })
+          .where('run_id', '=', t.runId)
+          .where('status', 'in', from)
+          .returningAll()
+          .executeTakeFirst()
+      : undefined;
+  if (!row) throw new InvalidRunTransitionError(t.runId, prev?.status ?? null, t.to);
+  return row;
+}

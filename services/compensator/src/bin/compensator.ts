@@ -1,0 +1,72 @@
+/**
+ * Entry point of a compensator process: `node --import tsx services/compensator/src/bin/compensator.ts`.
+ * Its own pool: scale by processes and COMPENSATOR_CONCURRENCY; any number may run at once (one job per
+ * run, leases per compensation). SIGTERM drains: no new run is taken, running compensations finish and
+ * record; after COMPENSATOR_DRAIN_MS (or a second signal) they are aborted and record unknown.
+ */
+import {
+  assertSchemaVersion,
+  createCrashPoints,
+  createDb,
+  createLogger,
+  drainOnSignal,
+  exitOnStartFailure,
+  loadToolRegistry,
+  type DbOptions,
+  type Logger,
+} from '@agent-saga/core';
+import { loadCompensatorConfig } from '../config.js';
+import { createUnwindQueue } from '../queue/unwind-queue.js';
+import { createCompensatorWorker } from '../worker/compensator-worker.js';
+
+async function main(): Promise<void> {
+  let logger: Logger | undefined;
+  try {
+    const config = loadCompensatorConfig();
+    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-compensator' });
+    const dbOptions: DbOptions = {
+      url: config.DATABASE_URL,
+      schema: config.SAGA_DB_SCHEMA,
+      poolSize: config.DB_POOL_SIZE,
+      applicationName: 'agent-saga-compensator',
+    };
+    const db = createDb(dbOptions);
+    await assertSchemaVersion(db);
+    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    const connection = { url: config.REDIS_URL, maxRetriesPerRequest: null };
+    const queue = createUnwindQueue(connection, config.SAGA_QUEUE_PREFIX);
+    const compensator = createCompensatorWorker({
+      db,
+      schema: config.SAGA_DB_SCHEMA,
+      registry,
+      config,
+      crash: createCrashPoints(config.SAGA_CRASH_POINTS),
+      logger,
+      connection,
+      queue,
+      listenDb: dbOptions,
+    });
+    await compensator.start();
+    drainOnSignal({
+      logger,
+      async drain() {
+        await compensator.close(config.COMPENSATOR_DRAIN_MS);
+        await queue.close();
+        await db.destroy();
+      },
+      hurry: () => compensator.abortRunning(),
+    });
+    logger.info(
+      {
+        workerId: compensator.workerId,
+        concurrency: config.COMPENSATOR_CONCURRENCY,
+        schema: config.SAGA_DB_SCHEMA,
+      },
+      'compensator started',
+    );
+  } catch (err) {
+    exitOnStartFailure(logger, err);
+  }
+}
+
+await main();

@@ -1,0 +1,138 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  appendStepEvent,
+  InvalidTransitionError,
+  lookupByKey,
+  lookupEvidence,
+  lookupLagPassed,
+  StepEventKind,
+  StepStatus,
+  transitionStep,
+  type SagaTrx,
+  type StepRow,
+  type TransitionInput,
+} from '@agent-saga/core';
+import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
+
+/** What became of one unsettled step: `settled` (it moved), or `waiting` for evidence or an executor. */
+export type ReconcileResult = 'settled' | 'waiting';
+
+const CAUSE = 'compensator: reconcile before unwind';
+
+/**
+ * Settles one INTENDED or UNKNOWN step of a run being unwound, before any compensation: a step whose
+ * outcome nobody knows is never compensated blindly (a refund of a charge that never happened), nor left
+ * out (a charge that did).
+ *
+ * - INTENDED and never claimed (no lease): nothing was sent since its last dispatch, and the run takes no
+ *   more work, so it is withdrawn (INTENDED → NOT_EXECUTED under the row lock; an executor that gets the
+ *   job later finds it not INTENDED and sends nothing).
+ * - INTENDED under a live lease: an executor is sending it now: wait for its outcome.
+ * - UNKNOWN, or INTENDED with an expired lease: the tool's lookup by the step's key, with the same rules as
+ *   the API's inline lookup and the reconciler (`lookupByKey`, `lookupLagPassed`): found → CONFIRMED;
+ *   not found → believed only past the tool's lookupLagMs and after a re-check → NOT_EXECUTED; otherwise
+ *   wait, up to {@link unknownWaitMs} from the last attempt, then MANUAL_INTERVENTION with the evidence.
+ *
+ * Every decision is a compare-and-set on the state the step was seen in; if the reconciler or an executor
+ * moved it meanwhile, nothing is written and the next pass sees the new state.
+ */
+export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<ReconcileResult> {
+  const log = d.logger.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key });
+  const at = { runId: step.run_id, stepIdx: step.step_idx, schema: d.schema } as const;
+  const guard: Pick<TransitionInput, 'onlyFrom' | 'leaseOwner'> = {
+    onlyFrom: [step.status],
+    ...(step.lease_owner !== null ? { leaseOwner: step.lease_owner } : {}),
+  };
+  const clearLease = { lease_until: null, lease_owner: null };
+  const write = async (fn: (trx: SagaTrx) => Promise<unknown>): Promise<ReconcileResult> => {
+    try {
+      await d.db.transaction().execute(fn);
+      return 'settled';
+    } catch (err) {
+      if (err instanceof InvalidTransitionError) return 'settled'; // moved by someone else: re-read
+      throw err;
+    }
+  };
+
+  if (step.status === StepStatus.INTENDED && step.lease_until === null)
+    return write(async (trx) => {
+      const locked = await trx
+        .selectFrom('saga_log')
+        .select(['status', 'lease_until'])
+        .where('run_id', '=', step.run_id)
+        .where('step_idx', '=', step.step_idx)
+        .forUpdate()
+        .executeTakeFirst();
+      if (locked?.status !== StepStatus.INTENDED || locked.lease_until !== null) return;
+      await transitionStep(trx, {
+        ...at,
+        to: StepStatus.NOT_EXECUTED,
+        onlyFrom: [StepStatus.INTENDED],
+        cause: 'compensator: withdrawn before any executor claimed it (run unwinding)',
+      });
+      log.info('unclaimed step withdrawn: the run is unwinding');
+    });
+  if (step.status === StepStatus.INTENDED && step.lease_until !== null && step.lease_until > new Date())
+    return 'waiting';
+
+  const tool = d.registry.get(step.tool);
+  const lagMs = tool?.lookupLagMs ?? 0;
+  const giveUp = async (reason: string, evidence: Record<string, unknown>): Promise<ReconcileResult> => {
+    const since = step.last_attempt_at ?? step.updated_at;
+    if (Date.now() - since.getTime() < unknownWaitMs(d.config, lagMs)) return 'waiting';
+    log.warn({ reason }, 'step stays unknown past its wait: manual intervention');
+    return write((trx) =>
+      transitionStep(trx, {
+        ...at,
+        ...guard,
+        to: StepStatus.MANUAL_INTERVENTION,
+        cause: `compensator: outcome still unknown: ${reason}`,
+        detail: evidence,
+        patch: clearLease,
+      }),
+    );
+  };
+  if (!tool) return giveUp(`tool ${step.tool} is not registered in this compensator`, {});
+
+  let seen = await lookupByKey(tool, step, log);
+  const lookupEvent = (trx: SagaTrx, detail: Record<string, unknown>) =>
+    appendStepEvent(trx, { ...at, kind: StepEventKind.LOOKUP, cause: CAUSE, detail });
+  if (seen.kind === 'absent') {
+    const lag = await lookupLagPassed(d.db, at, lagMs);
+    if (!lag.passed) return giveUp('not found within the tool lookup lag', lookupEvidence(seen));
+    await sleep(d.config.LOOKUP_RECHECK_MS);
+    seen = await lookupByKey(tool, step, log);
+    if (seen.kind === 'absent') {
+      const evidence = lookupEvidence(seen);
+      return write(async (trx) => {
+        await lookupEvent(trx, { ...evidence, believed: true, rechecked: true });
+        await transitionStep(trx, {
+          ...at,
+          ...guard,
+          to: StepStatus.NOT_EXECUTED,
+          cause: 'lookup: not found (re-checked)',
+          patch: clearLease,
+        });
+      });
+    }
+  }
+  if (seen.kind === 'found') {
+    const { effect } = seen;
+    const evidence = lookupEvidence(seen);
+    return write(async (trx) => {
+      await lookupEvent(trx, evidence);
+      await transitionStep(trx, {
+        ...at,
+        ...guard,
+        to: StepStatus.CONFIRMED,
+        cause: 'lookup: found',
+        patch: {
+          ...clearLease,
+          external_ref: effect.externalRef,
+          result: JSON.stringify(effect.result ?? null),
+        },
+      });
+    });
+  }
+  return giveUp(`lookup failed: ${seen.error.message}`, lookupEvidence(seen));
+}

@@ -1,0 +1,248 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  appendStepEvent,
+  classifyToolError,
+  CompensationStatus,
+  CrashPoint,
+  InvalidArgsError,
+  InvalidTransitionError,
+  lookupByKey,
+  lookupEvidence,
+  parseArgs,
+  resolveRefs,
+  StepEventKind,
+  StepStatus,
+  type CompensationRow,
+  type StepRow,
+} from '@agent-saga/core';
+import { callTool } from '@agent-saga/dispatcher';
+import { transitionCompensation, type CompensationTransition } from '../sql/transition-compensation.js';
+import { backoffMs } from './backoff.js';
+import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
+
+/**
+ * Advances one due compensation by one attempt, through the same intent-log discipline as a forward call:
+ *
+ * 1. Evidence first: the compensation tool's lookup by the compensation key. Found → compensated with that
+ *    evidence; nothing is sent (a refund already made, a ticket a person already closed under our key).
+ *    After an unknown attempt a "not found" is believed only past the tool's lookupLagMs and a re-check;
+ *    before that the compensation waits (never a second refund).
+ * 2. The stored command, its `ref(key)` placeholders resolved to the external refs of the run's CONFIRMED
+ *    steps, parsed by the compensation tool's schema. A command that cannot be made fails for good.
+ * 3. The intent: → running with a lease and the attempt counted, committed BEFORE the call.
+ * 4. The call, with the compensation key and the tool's timeout.
+ * 5. The outcome, under this attempt's lease: compensated; failed (refused: retried with the same key
+ *    after a backoff with jitter, within COMPENSATION_MAX_ATTEMPTS); unknown (anything else: looked up
+ *    by key next time).
+ */
+export async function runCompensation(
+  d: UnwindDeps,
+  comp: CompensationRow,
+  steps: readonly StepRow[],
+): Promise<void> {
+  const log = d.logger.child({ runId: comp.run_id, stepIdx: comp.step_idx, key: comp.idempotency_key });
+  const at = { runId: comp.run_id, stepIdx: comp.step_idx } as const;
+  const move = async (
+    t: Omit<CompensationTransition, 'runId' | 'stepIdx'>,
+  ): Promise<CompensationRow | null> => {
+    try {
+      return await d.db.transaction().execute((trx) => transitionCompensation(trx, { ...at, ...t }));
+    } catch (err) {
+      if (err instanceof InvalidTransitionError) {
+        log.info({ to: t.to, from: err.from }, 'compensation moved meanwhile; nothing written');
+        return null;
+      }
+      throw err;
+    }
+  };
+  const giveUp = (reason: string, detail: Record<string, unknown> = {}) =>
+    move({
+      to: CompensationStatus.FAILED,
+      onlyFrom: [comp.status],
+      cause: `compensator: needs a person: ${reason}`,
+      detail,
+      patch: { next_attempt_at: null, reason, lease_until: null, lease_owner: null },
+    });
+
+  const tool = comp.tool ? d.registry.get(comp.tool) : undefined;
+  if (!tool || !comp.idempotency_key)
+    return void (await giveUp(`compensation tool ${comp.tool ?? '(none)'} is not registered`));
+  const target = { ...comp, idempotency_key: comp.idempotency_key };
+
+  // 1. Evidence first.
+  let seen = await lookupByKey(tool, target, log);
+  await appendStepEvent(d.db, {
+    ...at,
+    kind: StepEventKind.COMPENSATION,
+    cause: 'compensator: lookup by the compensation key',
+    detail: lookupEvidence(seen),
+  });
+  if (seen.kind === 'absent' && comp.status === CompensationStatus.UNKNOWN) {
+    const believableAt = new Date((comp.last_attempt_at ?? comp.updated_at).getTime() + tool.lookupLagMs);
+    if (believableAt > new Date())
+      return void (await recheckLater(d, comp, believableAt, 'not found within the tool lookup lag'));
+    await sleep(d.config.LOOKUP_RECHECK_MS);
+    seen = await lookupByKey(tool, target, log);
+  }
+  if (seen.kind === 'found') {
+    const { effect } = seen;
+    await move({
+      to: CompensationStatus.COMPENSATED,
+      onlyFrom: [comp.status],
+      cause:
+        comp.status === CompensationStatus.PENDING
+          ? 'precondition: already compensated (found by the compensation key); nothing sent'
+          : 'lookup: found by the compensation key',
+      detail: lookupEvidence(seen),
+      patch: {
+        external_ref: effect.externalRef,
+        result: JSON.stringify(effect.result ?? null),
+        next_attempt_at: null,
+      },
+    });
+    return;
+  }
+  if (comp.status === CompensationStatus.UNKNOWN && seen.kind === 'error') {
+    const since = comp.last_attempt_at ?? comp.updated_at;
+    if (Date.now() - since.getTime() > unknownWaitMs(d.config, tool.lookupLagMs))
+      return void (await giveUp(
+        `outcome unknown and lookups fail: ${seen.error.message}`,
+        lookupEvidence(seen),
+      ));
+    return void (await recheckLater(
+      d,
+      comp,
+      new Date(Date.now() + backoffMs(d.config, comp.attempts)),
+      'lookup failed',
+    ));
+  }
+  if (comp.attempts >= d.config.COMPENSATION_MAX_ATTEMPTS)
+    return void (await giveUp(
+      `${comp.attempts} attempts, none confirmed (budget ${d.config.COMPENSATION_MAX_ATTEMPTS})`,
+    ));
+
+  // 2. The stored command, made concrete.
+  let args: Record<string, unknown>;
+  try {
+    args = parseArgs(
+      tool,
+      resolveRefs(comp.args ?? {}, (key) => externalRefOf(steps, key)),
+    );
+  } catch (err) {
+    if (err instanceof InvalidArgsError || err instanceof UnresolvedRefError)
+      return void (await giveUp(`the stored compensation cannot be made: ${err.message}`));
+    throw err;
+  }
+
+  // 3. The intent, before the call.
+  const leaseMs = tool.timeoutMs + d.config.COMPENSATOR_LEASE_MARGIN_MS;
+  const claimed = await move({
+    to: CompensationStatus.RUNNING,
+    onlyFrom: [comp.status],
+    cause: 'compensator: attempt',
+    detail: { attempt: comp.attempts + 1, worker: d.workerId, args },
+    patch: {
+      // Guarded by the compare-and-set on the status this pass read, so `comp.attempts` is current.
+      attempts: comp.attempts + 1,
+      lease_until: new Date(Date.now() + leaseMs),
+      lease_owner: d.workerId,
+      last_attempt_at: new Date(),
+      next_attempt_at: null,
+    },
+  });
+  if (!claimed) return;
+
+  // 4. The call, with the compensation's own key.
+  const call = await callTool(
+    tool,
+    args,
+    {
+      idempotencyKey: target.idempotency_key,
+      runId: comp.run_id,
+      stepIdx: comp.step_idx,
+      tenantId: comp.tenant_id,
+      attempt: claimed.attempts,
+      logger: log,
+    },
+    d.shutdownSignal,
+  );
+  d.crash(CrashPoint.COMPENSATION_AFTER_TOOL_BEFORE_RECORD);
+
+  // 5. The outcome, under this attempt's lease.
+  const owned = { onlyFrom: [CompensationStatus.RUNNING], leaseOwner: d.workerId } as const;
+  const clear = { lease_until: null, lease_owner: null };
+  if (call.ok) {
+    await move({
+      ...owned,
+      to: CompensationStatus.COMPENSATED,
+      cause: 'compensator: tool returned',
+      detail: { durationMs: Math.round(call.durationMs), externalRef: call.effect.externalRef },
+      patch: {
+        ...clear,
+        external_ref: call.effect.externalRef,
+        result: JSON.stringify(call.effect.result ?? null),
+      },
+    });
+    log.info({ tool: tool.name, attempt: claimed.attempts }, 'compensated');
+    return;
+  }
+  const outcome = classifyToolError(call.error, call.reason);
+  log.warn(
+    { err: call.error, outcome: outcome.status, attempt: claimed.attempts },
+    'compensation attempt did not confirm',
+  );
+  const detail = { ...outcome.error, durationMs: Math.round(call.durationMs) };
+  if (outcome.status === StepStatus.FAILED) {
+    const exhausted = claimed.attempts >= d.config.COMPENSATION_MAX_ATTEMPTS;
+    await move({
+      ...owned,
+      to: CompensationStatus.FAILED,
+      cause: exhausted
+        ? 'compensator: refused; attempt budget exhausted'
+        : 'compensator: refused; will retry',
+      detail,
+      patch: {
+        ...clear,
+        error: JSON.stringify(outcome.error),
+        next_attempt_at: exhausted ? null : new Date(Date.now() + backoffMs(d.config, claimed.attempts)),
+        reason: exhausted ? `refused ${claimed.attempts} times: ${outcome.error.message}` : null,
+      },
+    });
+    return;
+  }
+  await move({
+    ...owned,
+    to: CompensationStatus.UNKNOWN,
+    cause: 'compensator: outcome unknown; will look it up by key',
+    detail,
+    patch: {
+      ...clear,
+      error: JSON.stringify(outcome.error),
+      next_attempt_at: new Date(
+        Date.now() + Math.max(tool.lookupLagMs, backoffMs(d.config, claimed.attempts)),
+      ),
+    },
+  });
+}
+
+/** Leaves a compensation where it is, to be looked at again at `at`. */
+async function recheckLater(d: UnwindDeps, comp: CompensationRow, at: Date, why: string): Promise<void> {
+  await d.db
+    .updateTable('compensations')
+    .set({ next_attempt_at: at })
+    .where('run_id', '=', comp.run_id)
+    .where('step_idx', '=', comp.step_idx)
+    .where('status', '=', comp.status)
+    .execute();
+  d.logger.debug({ runId: comp.run_id, stepIdx: comp.step_idx, at, why }, 'compensation re-check scheduled');
+}
+
+/** A `ref(key)` that names no CONFIRMED step with an external ref: guessing would undo the wrong thing. */
+class UnresolvedRefError extends Error {}
+
+function externalRefOf(steps: readonly StepRow[], key: string): string {
+  const s = steps.find((x) => x.idempotency_key === key);
+  if (!s || s.status !== StepStatus.CONFIRMED || s.external_ref === null)
+    throw new UnresolvedRefError(`ref ${key} names no confirmed step with an external ref`);
+  return s.external_ref;
+}

@@ -1,0 +1,24 @@
+import type { CrashPoint, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
+import type { CompensatorConfig } from '../config.js';
+
+/** What the unwind of a run is made from, passed explicitly (no module state). */
+export interface UnwindDeps {
+  readonly db: SagaDb;
+  readonly schema: string;
+  readonly registry: ToolRegistry;
+  readonly config: Readonly<CompensatorConfig>;
+  /** This process's lease owner id. */
+  readonly workerId: string;
+  readonly crash: (point: CrashPoint) => void;
+  readonly logger: Logger;
+  /** Fires when the process gives up draining: running compensations stop and record unknown. */
+  readonly shutdownSignal: AbortSignal;
+}
+
+/** How long an unknown outcome of a tool with `lookupLagMs` may wait for evidence before a person looks. */
+export function unknownWaitMs(config: Readonly<CompensatorConfig>, lookupLagMs: number): number {
+  return Math.max(
+    config.COMPENSATOR_UNKNOWN_WAIT_FACTOR * lookupLagMs,
+    config.COMPENSATOR_UNKNOWN_MIN_WAIT_MS,
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * Entry point of a reconciler process: `node --import tsx services/reconciler/src/bin/reconciler.ts`.
+ * Any number may run against one log; scale by processes and RECONCILER_CONCURRENCY. SIGTERM drains: no new
+ * sweep or claim starts, the lookups under way finish and record, then the process exits 0.
+ */
+import {
+  assertSchemaVersion,
+  createDb,
+  createLogger,
+  drainOnSignal,
+  exitOnStartFailure,
+  loadToolRegistry,
+  startMetricsServer,
+  stopMetricsServer,
+  type Logger,
+} from '@agent-saga/core';
+import { loadReconcilerConfig } from '../config.js';
+import { createReconcilerMetrics } from '../metrics/reconciler-metrics.js';
+import { bullmqConnection } from '../queue/bullmq-connection.js';
+import { createReconcileQueue, upsertReconcileSchedulers } from '../queue/reconcile-queue.js';
+import { createReconcilerWorker } from '../worker/reconciler-worker.js';
+
+async function main(): Promise<void> {
+  let logger: Logger | undefined;
+  try {
+    const config = loadReconcilerConfig();
+    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-reconciler' });
+    const db = createDb({
+      url: config.DATABASE_URL,
+      schema: config.SAGA_DB_SCHEMA,
+      poolSize: config.DB_POOL_SIZE,
+      applicationName: 'agent-saga-reconciler',
+    });
+    await assertSchemaVersion(db);
+    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    const connection = bullmqConnection(config.REDIS_URL);
+    const queue = createReconcileQueue(connection, config.SAGA_QUEUE_PREFIX);
+    await upsertReconcileSchedulers(queue, {
+      sweepMs: config.RECONCILER_SWEEP_MS,
+      scanMs: config.RECONCILER_SCAN_MS,
+    });
+    const metrics = createReconcilerMetrics(db, {
+      stuckRunMs: config.RECONCILER_STUCK_RUN_MS,
+      staleOutboxMs: config.RECONCILER_STALE_OUTBOX_MS,
+    });
+    const reconciler = createReconcilerWorker({ db, registry, config, connection, logger, metrics });
+    reconciler.start();
+    const metricsServer =
+      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
+    drainOnSignal({
+      logger,
+      async drain() {
+        await reconciler.close();
+        if (metricsServer) await stopMetricsServer(metricsServer);
+        await queue.close();
+        await db.destroy();
+      },
+    });
+    logger.info(
+      {
+        reconcilerId: reconciler.reconcilerId,
+        concurrency: config.RECONCILER_CONCURRENCY,
+        sweepMs: config.RECONCILER_SWEEP_MS,
+        leaseMs: reconciler.leaseMs,
+        tools: registry.list().length,
+      },
+      'reconciler started',
+    );
+  } catch (err) {
+    exitOnStartFailure(logger, err);
+  }
+}
+
+await main();

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { baseConfigSchema, envInt, parseConfig } from '@agent-saga/core';
+
+const nonNegativeInt = (def: number) => z.coerce.number().int().min(0).default(def);
+
+/**
+ * Configuration of a reconciler process, parsed once at start. Defaults suit production; tests shorten the
+ * intervals.
+ */
+export const reconcilerConfigSchema = baseConfigSchema.extend({
+  /** Path of the ES module whose default export is the array of tools (the same module the executors load). */
+  SAGA_TOOLS: z.string().min(1),
+  /** How often a sweep looks for unsettled steps, in ms. A few seconds: an UNKNOWN costs an agent a wait. */
+  RECONCILER_SWEEP_MS: envInt(5_000),
+  /** Steps one process looks up at once (and the BullMQ worker's concurrency). */
+  RECONCILER_CONCURRENCY: envInt(8),
+  /** Pause before a lookup's "not found" is checked once more (search indexes lag). As the dispatcher's. */
+  LOOKUP_RECHECK_MS: envInt(1_000),
+  /** Failed lookups of one step before it goes to MANUAL_INTERVENTION. */
+  RECONCILER_MAX_LOOKUP_ERRORS: envInt(10),
+  /**
+   * Age (since the step's last attempt was sent) past which a step whose lookups fail goes to
+   * MANUAL_INTERVENTION even within the retry budget. A day: long enough to outlast a vendor's outage.
+   */
+  RECONCILER_MAX_UNKNOWN_AGE_MS: envInt(24 * 3600_000),
+  /** First backoff after a failed lookup; doubles with each further failure, with jitter. */
+  RECONCILER_BACKOFF_BASE_MS: envInt(1_000),
+  /** Longest backoff between lookups of one step. */
+  RECONCILER_BACKOFF_MAX_MS: envInt(5 * 60_000),
+  /** Slack added to a reconcile lease beyond two lookup timeouts and the re-check pause. */
+  RECONCILER_LEASE_MARGIN_MS: envInt(5_000),
+  /** A run in a non-terminal state with no change for this long counts as stuck. */
+  RECONCILER_STUCK_RUN_MS: envInt(3600_000),
+  /** An outbox message still unpublished after this long counts as stale (the relay is behind or down). */
+  RECONCILER_STALE_OUTBOX_MS: envInt(60_000),
+  /** How often stuck runs and stale outbox messages are looked for and logged, in ms. */
+  RECONCILER_SCAN_MS: envInt(30_000),
+  /** Port of the Prometheus endpoint (0: none). */
+  METRICS_PORT: nonNegativeInt(0).pipe(z.number().max(65535)),
+  /** Database pool size of the process. */
+  DB_POOL_SIZE: envInt(10),
+});
+export type ReconcilerConfig = z.infer<typeof reconcilerConfigSchema>;
+
+export function loadReconcilerConfig(
+  env: Record<string, string | undefined> = process.env,
+): Readonly<ReconcilerConfig> {
+  return parseConfig(reconcilerConfigSchema, env);
+}

@@ -1,0 +1,36 @@
+// The public surface of @agent-saga/reconciler: what the other services and the tests use. Named exports only.
+export { loadReconcilerConfig, reconcilerConfigSchema, type ReconcilerConfig } from './config.js';
+export {
+  RECONCILE_QUEUE,
+  RECONCILE_JOB_OPTIONS,
+  reconcileJobSchema,
+  reconcileJobId,
+  createReconcileQueue,
+  enqueueReconcile,
+  upsertReconcileSchedulers,
+  type ReconcileJob,
+} from './queue/reconcile-queue.js';
+export { bullmqConnection } from './queue/bullmq-connection.js';
+export {
+  createReconcilerWorker,
+  reconcileLeaseMs,
+  type ReconcilerWorker,
+  type ReconcilerWorkerDeps,
+  type ReconcileJobResult,
+} from './worker/reconciler-worker.js';
+export { reconcileStep, type ReconcileStepDeps } from './reconcile/reconcile-step.js';
+export {
+  settleReconcile,
+  RECONCILER_LOOKUP_CAUSE,
+  DUPLICATE_EFFECT_CAUSE,
+  type RetryPolicy,
+  type SettleResult,
+} from './reconcile/settle-reconcile.js';
+export { decideVerdict, backoffMs, type Verdict } from './reconcile/verdict.js';
+export { claimReconcilableSteps, type ReconcileClaim } from './sql/claim-reconcilable-steps.js';
+export { findStuckRuns, findStaleOutbox, findUnknownSteps, type LateWork } from './scan/find-stuck-work.js';
+export {
+  createReconcilerMetrics,
+  ReconcileOutcome,
+  type ReconcilerMetrics,
+} from './metrics/reconciler-metrics.js';

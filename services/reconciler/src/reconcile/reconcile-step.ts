@@ -1,0 +1,115 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  lookupByKey,
+  lookupLagPassed,
+  ToolNotRegisteredError,
+  type AnyTool,
+  type LookupLag,
+  type LookupObservation,
+  type Logger,
+  type SagaDb,
+  type StepRow,
+  type ToolRegistry,
+} from '@agent-saga/core';
+import { ReconcileOutcome, type ReconcilerMetrics } from '../metrics/reconciler-metrics.js';
+import { settleReconcile, type RetryPolicy, type SettleResult } from './settle-reconcile.js';
+import { decideVerdict } from './verdict.js';
+
+export interface ReconcileStepDeps {
+  readonly db: SagaDb;
+  readonly schema: string;
+  readonly registry: ToolRegistry;
+  /** This reconciler's id, the owner of its reconcile leases. */
+  readonly owner: string;
+  /** Pause before a "not found" is looked up once more. */
+  readonly recheckMs: number;
+  readonly policy: RetryPolicy;
+  readonly logger: Logger;
+  readonly metrics?: ReconcilerMetrics;
+}
+
+/**
+ * Reconciles one claimed step (UNKNOWN, or INTENDED whose executor lease lapsed) against the real system:
+ * `lookup(key)`; on "not found", and only once the step's last attempt is older than the tool's
+ * `lookupLagMs`, a second lookup after `recheckMs`; then {@link settleReconcile} writes what that proves.
+ * Lookups run outside any transaction. Counts and logs the outcome after the commit.
+ */
+export async function reconcileStep(d: ReconcileStepDeps, step: StepRow): Promise<SettleResult> {
+  const log = d.logger.child({
+    runId: step.run_id,
+    stepIdx: step.step_idx,
+    key: step.idempotency_key,
+    tool: step.tool,
+  });
+  const tool = d.registry.get(step.tool);
+  const lookup = (): Promise<LookupObservation> =>
+    tool ? lookupByKey(tool, step, log) : Promise.resolve(unregistered(step.tool));
+
+  const observations = [await lookup()];
+  let lag: LookupLag | undefined;
+  if (observations[0]!.kind === 'absent') {
+    lag = await lookupLagPassed(d.db, { runId: step.run_id, stepIdx: step.step_idx }, lagOf(tool));
+    if (lag.passed) {
+      await sleep(d.recheckMs);
+      observations.push(await lookup());
+    }
+  }
+  const verdict = decideVerdict(observations, lag);
+  const result = await settleReconcile({
+    db: d.db,
+    schema: d.schema,
+    owner: d.owner,
+    seen: step,
+    observations,
+    verdict,
+    policy: d.policy,
+    lookupLagMs: lagOf(tool),
+  });
+  report(d, log, step, observations, result);
+  return result;
+}
+
+function report(
+  d: ReconcileStepDeps,
+  log: Logger,
+  step: StepRow,
+  observations: readonly LookupObservation[],
+  r: SettleResult,
+): void {
+  const m = d.metrics;
+  const errors = observations.filter((o) => o.kind === 'error').length;
+  if (errors) m?.lookupErrors.inc({ tool: step.tool }, errors);
+  m?.results.inc({ tool: step.tool, outcome: r.outcome });
+  if (r.duplicates) {
+    m?.duplicateEffects.inc({ tool: step.tool });
+    // An incident: the real system holds several effects for one intent. Someone must look.
+    log.error({ duplicates: r.duplicates, incident: 'duplicate_effect' }, 'duplicate effects under one key');
+  }
+  if (r.redispatchNo !== undefined) m?.redispatched.inc({ tool: step.tool });
+  const fields = { outcome: r.outcome, status: r.status, from: step.status, ...pick(r) };
+  switch (r.outcome) {
+    case ReconcileOutcome.MANUAL_INTERVENTION:
+      log.error(fields, 'step needs a person');
+      break;
+    case ReconcileOutcome.LOOKUP_ERROR:
+      log.warn(fields, 'lookup failed; backing off');
+      break;
+    default:
+      log.info(fields, 'step reconciled');
+  }
+}
+
+function pick(r: SettleResult): Record<string, unknown> {
+  const { redispatchNo, lookupErrors, retryInMs, reason } = r;
+  return Object.fromEntries(
+    Object.entries({ redispatchNo, lookupErrors, retryInMs, reason }).filter(([, v]) => v !== undefined),
+  );
+}
+
+const lagOf = (tool: AnyTool | undefined): number => tool?.lookupLagMs ?? 0;
+
+/** A step whose tool this process does not know cannot be looked up: a failed lookup, with the reason. */
+function unregistered(name: string): LookupObservation {
+  const err = new ToolNotRegisteredError(name);
+  return { kind: 'error', at: new Date(), ms: 0, error: { name: err.name, message: err.message } };
+}

@@ -1,0 +1,265 @@
+import { sql } from 'kysely';
+import {
+  appendStepEvent,
+  lockRun,
+  lookupEvidence,
+  redispatchStep,
+  RunStatus,
+  StepEventKind,
+  StepStatus,
+  transitionStep,
+  type LookupObservation,
+  type SagaDb,
+  type SagaTrx,
+  type StepRow,
+} from '@agent-saga/core';
+import { listLookupEvidence } from '../sql/list-lookup-evidence.js';
+import { rescheduleReconcile } from '../sql/reschedule-reconcile.js';
+import { ReconcileOutcome } from '../metrics/reconciler-metrics.js';
+import { backoffMs, type Verdict } from './verdict.js';
+
+/** Limits of the retry policy for failed lookups. */
+export interface RetryPolicy {
+  readonly maxLookupErrors: number;
+  readonly maxUnknownAgeMs: number;
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+}
+
+export interface SettleInput {
+  readonly db: SagaDb;
+  readonly schema: string;
+  /** The reconciler that claimed the step. */
+  readonly owner: string;
+  /** The step as claimed: every decision is a compare-and-set on this state. */
+  readonly seen: StepRow;
+  readonly observations: readonly LookupObservation[];
+  readonly verdict: Verdict;
+  readonly policy: RetryPolicy;
+  /** Tool's lookup lag, for the evidence. */
+  readonly lookupLagMs: number;
+}
+
+/** What the settle wrote. `status` is the step's status after it. */
+export interface SettleResult {
+  readonly outcome: ReconcileOutcome;
+  readonly status: StepStatus;
+  /** The run was still going forward and the NOT_EXECUTED step was sent again (dispatch number). */
+  readonly redispatchNo?: number;
+  /** The references of every effect found under the key, when there were several (an incident). */
+  readonly duplicates?: readonly string[];
+  /** A failed lookup's count and when the step will be looked at again. */
+  readonly lookupErrors?: number;
+  readonly retryInMs?: number;
+  readonly reason?: string;
+}
+
+/** Cause of the reconciler's LOOKUP events. */
+export const RECONCILER_LOOKUP_CAUSE = 'reconciler: lookup by key';
+/** Cause of the LOOKUP event that records a duplicate-effect incident. */
+export const DUPLICATE_EFFECT_CAUSE = 'duplicate-effect incident: several effects under one key';
+
+/**
+ * Writes the verdict of one reconcile pass in one transaction. Lookups ran outside it; here, under the run's
+ * lock and then the step's (the order the API's inline lookup takes, so neither deadlocks the other), the
+ * step is read again and the verdict is applied only if it is still as claimed: same status, same attempt,
+ * same executor lease, and this reconciler's lease. Otherwise (an executor recorded a late outcome, the API's
+ * inline lookup settled it, a re-dispatch ran) the observations are kept as events and nothing else moves.
+ *
+ * - found → CONFIRMED with the external ref and result (several effects: an incident event too);
+ * - absent → NOT_EXECUTED, then, for a RUNNING run, re-dispatched with the same key and stored arguments;
+ * - too-early → stays (or, from a lapsed INTENDED, becomes) UNKNOWN until the lag has passed;
+ * - lookup-error → UNKNOWN with backoff and jitter; past the budget or the age limit, MANUAL_INTERVENTION
+ *   carrying every lookup of the step as evidence.
+ *
+ * Every lookup of the pass becomes a LOOKUP event (when, how long, what it saw, by whom).
+ */
+export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
+  return s.db.transaction().execute(async (trx) => {
+    const { seen } = s;
+    const run = await lockRun(trx, seen.tenant_id, seen.run_id);
+    const now = await trx
+      .selectFrom('saga_log')
+      .selectAll()
+      .select(
+        sql<number>`extract(epoch FROM now() - coalesce(last_attempt_at, created_at)) * 1000`.as('age_ms'),
+      )
+      .where('run_id', '=', seen.run_id)
+      .where('step_idx', '=', seen.step_idx)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    for (const o of s.observations)
+      await appendStepEvent(trx, {
+        runId: seen.run_id,
+        stepIdx: seen.step_idx,
+        kind: StepEventKind.LOOKUP,
+        cause: RECONCILER_LOOKUP_CAUSE,
+        detail: { ...lookupEvidence(o), reconciler: s.owner, stepStatus: seen.status },
+      });
+
+    const unchanged =
+      now.status === seen.status &&
+      now.attempts === seen.attempts &&
+      now.lease_owner === seen.lease_owner &&
+      now.reconcile_lease_owner === s.owner;
+    if (!unchanged) {
+      await rescheduleReconcile(trx, { runId: seen.run_id, stepIdx: seen.step_idx, owner: s.owner });
+      return { outcome: ReconcileOutcome.SUPERSEDED, status: now.status };
+    }
+
+    const at = { runId: seen.run_id, stepIdx: seen.step_idx, schema: s.schema } as const;
+    const guard = {
+      onlyFrom: [seen.status],
+      ...(seen.lease_owner !== null ? { leaseOwner: seen.lease_owner } : {}),
+    };
+    /** Clears the executor's lapsed lease and this reconciler's lease. */
+    const released = {
+      lease_until: null,
+      lease_owner: null,
+      reconcile_lease_until: null,
+      reconcile_lease_owner: null,
+    };
+    const lookups = s.observations.map(lookupEvidence);
+    const v = s.verdict;
+    switch (v.kind) {
+      case 'found': {
+        const duplicates = v.effect.duplicates?.length ? v.effect.duplicates : undefined;
+        if (duplicates)
+          await appendStepEvent(trx, {
+            ...at,
+            kind: StepEventKind.LOOKUP,
+            cause: DUPLICATE_EFFECT_CAUSE,
+            detail: {
+              incident: 'duplicate_effect',
+              key: seen.idempotency_key,
+              kept: v.effect.externalRef,
+              duplicates,
+              reconciler: s.owner,
+            },
+          });
+        await transitionStep(trx, {
+          ...at,
+          ...guard,
+          to: StepStatus.CONFIRMED,
+          cause: 'reconciler: lookup found the effect',
+          detail: { externalRef: v.effect.externalRef, lookups, ...(duplicates ? { duplicates } : {}) },
+          patch: {
+            ...released,
+            next_reconcile_at: null,
+            external_ref: v.effect.externalRef,
+            result: JSON.stringify(v.effect.result ?? null),
+          },
+        });
+        return {
+          outcome: ReconcileOutcome.CONFIRMED,
+          status: StepStatus.CONFIRMED,
+          ...(duplicates ? { duplicates } : {}),
+        };
+      }
+      case 'absent': {
+        await transitionStep(trx, {
+          ...at,
+          ...guard,
+          to: StepStatus.NOT_EXECUTED,
+          cause: 'reconciler: not found, re-checked after the lookup lag',
+          detail: { lookups, lookupLagMs: s.lookupLagMs, lastAttemptAt: seen.last_attempt_at },
+          // A step sent again starts its reconcile history afresh.
+          patch: { ...released, reconcile_attempts: 0, next_reconcile_at: null },
+        });
+        if (run.status !== RunStatus.RUNNING)
+          return {
+            outcome: ReconcileOutcome.NOT_EXECUTED,
+            status: StepStatus.NOT_EXECUTED,
+            reason: `run is ${run.status}: not sent again`,
+          };
+        const r = await redispatchStep(trx, {
+          ...at,
+          cause: 'reconciler: re-dispatch after the lookup proved absence',
+          detail: { reconciler: s.owner },
+        });
+        return {
+          outcome: ReconcileOutcome.NOT_EXECUTED,
+          status: StepStatus.INTENDED,
+          redispatchNo: r.dispatchNo,
+        };
+      }
+      case 'too-early': {
+        if (seen.status === StepStatus.INTENDED) {
+          await transitionStep(trx, {
+            ...at,
+            ...guard,
+            to: StepStatus.UNKNOWN,
+            cause: 'reconciler: lease expired; not found yet, within the lookup lag',
+            detail: { lookups, lookupLagMs: s.lookupLagMs, believableAt: v.believableAt.toISOString() },
+            patch: { ...released, next_reconcile_at: v.believableAt },
+          });
+        } else await rescheduleReconcile(trx, { ...at, owner: s.owner, at: v.believableAt });
+        return { outcome: ReconcileOutcome.AWAITING_LAG, status: StepStatus.UNKNOWN };
+      }
+      case 'lookup-error':
+        return settleLookupError(trx, s, now.age_ms, v.error, { at, guard, released, lookups });
+      default: {
+        const never: never = v;
+        throw new Error(`unhandled verdict ${JSON.stringify(never)}`);
+      }
+    }
+  });
+}
+
+/** A failed lookup: backoff, or past the budget or the age limit, MANUAL_INTERVENTION with the evidence. */
+async function settleLookupError(
+  trx: SagaTrx,
+  s: SettleInput,
+  ageMs: number,
+  error: { readonly name: string; readonly message: string },
+  c: {
+    readonly at: { readonly runId: string; readonly stepIdx: number; readonly schema: string };
+    readonly guard: { readonly onlyFrom: readonly StepStatus[]; readonly leaseOwner?: string };
+    readonly released: Record<string, null>;
+    readonly lookups: readonly Record<string, unknown>[];
+  },
+): Promise<SettleResult> {
+  const { seen, policy } = s;
+  const lookupErrors = seen.reconcile_attempts + 1;
+  const overBudget = lookupErrors >= policy.maxLookupErrors;
+  const tooOld = ageMs >= policy.maxUnknownAgeMs;
+  if (overBudget || tooOld) {
+    const reason = overBudget
+      ? `lookup failed ${lookupErrors} times (budget ${policy.maxLookupErrors})`
+      : `still unresolved ${Math.round(ageMs / 1000)} s after the last attempt (limit ${policy.maxUnknownAgeMs / 1000} s)`;
+    const evidence = (await listLookupEvidence(trx, c.at)).map((e) => ({ ...e.detail, cause: e.cause }));
+    await transitionStep(trx, {
+      ...c.at,
+      ...c.guard,
+      to: StepStatus.MANUAL_INTERVENTION,
+      cause: `reconciler: gave up: ${reason}`,
+      detail: { reason, lastError: error, lookupErrors, ageMs: Math.round(ageMs), evidence },
+      patch: { ...c.released, reconcile_attempts: lookupErrors, next_reconcile_at: null },
+    });
+    return {
+      outcome: ReconcileOutcome.MANUAL_INTERVENTION,
+      status: StepStatus.MANUAL_INTERVENTION,
+      lookupErrors,
+      reason,
+    };
+  }
+  const retryInMs = backoffMs(lookupErrors, policy.backoffBaseMs, policy.backoffMaxMs);
+  if (seen.status === StepStatus.INTENDED) {
+    // By the database's clock, as every other time in the log (a patch takes values, not expressions).
+    const next = await sql<{ at: Date }>`
+      SELECT now() + make_interval(secs => ${retryInMs / 1000}) AS at`.execute(trx);
+    await transitionStep(trx, {
+      ...c.at,
+      ...c.guard,
+      to: StepStatus.UNKNOWN,
+      cause: 'reconciler: lease expired; lookup failed',
+      detail: { lookups: c.lookups, lookupErrors, retryInMs },
+      patch: {
+        ...c.released,
+        reconcile_attempts: lookupErrors,
+        next_reconcile_at: next.rows[0]!.at,
+      },
+    });
+  } else await rescheduleReconcile(trx, { ...c.at, owner: s.owner, inMs: retryInMs, lookupErrors });
+  return { outcome: ReconcileOutcome.LOOKUP_ERROR, status: StepStatus.UNKNOWN, lookupErrors, retryInMs };
+}

@@ -1,0 +1,208 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Logger, SagaDb, StepRow, ToolRegistry } from '@agent-saga/core';
+import type { ReconcilerConfig } from '../config.js';
+import type { ReconcilerMetrics } from '../metrics/reconciler-metrics.js';
+import { RECONCILE_QUEUE, reconcileJobSchema, type ReconcileJob } from '../queue/reconcile-queue.js';
+import { reconcileStep, type ReconcileStepDeps } from '../reconcile/reconcile-step.js';
+import { createSlots } from '../reconcile/slots.js';
+import { findStaleOutbox, findStuckRuns } from '../scan/find-stuck-work.js';
+import { claimReconcilableSteps } from '../sql/claim-reconcilable-steps.js';
+
+export type ReconcilerWorkerConfig = Pick<
+  ReconcilerConfig,
+  | 'SAGA_DB_SCHEMA'
+  | 'SAGA_QUEUE_PREFIX'
+  | 'RECONCILER_CONCURRENCY'
+  | 'LOOKUP_RECHECK_MS'
+  | 'RECONCILER_MAX_LOOKUP_ERRORS'
+  | 'RECONCILER_MAX_UNKNOWN_AGE_MS'
+  | 'RECONCILER_BACKOFF_BASE_MS'
+  | 'RECONCILER_BACKOFF_MAX_MS'
+  | 'RECONCILER_LEASE_MARGIN_MS'
+  | 'RECONCILER_STUCK_RUN_MS'
+  | 'RECONCILER_STALE_OUTBOX_MS'
+>;
+
+export interface ReconcilerWorkerDeps {
+  readonly db: SagaDb;
+  readonly registry: ToolRegistry;
+  readonly config: ReconcilerWorkerConfig;
+  readonly connection: ConnectionOptions;
+  readonly logger: Logger;
+  readonly metrics?: ReconcilerMetrics;
+}
+
+/** What a job did: steps reconciled (sweep, step) or findings logged (scan). */
+export type ReconcileJobResult =
+  | { readonly kind: 'sweep'; readonly steps: number }
+  | { readonly kind: 'step'; readonly outcome: string }
+  | { readonly kind: 'scan'; readonly stuckRuns: number; readonly staleOutbox: number };
+
+export interface ReconcilerWorker {
+  readonly worker: Worker<ReconcileJob, ReconcileJobResult>;
+  /** The owner id of this process's reconcile leases. */
+  readonly reconcilerId: string;
+  /** How long a reconcile lease lasts. */
+  readonly leaseMs: number;
+  start(): void;
+  /** Drains: no new job and no new claim; running lookups finish and record. */
+  close(): Promise<void>;
+}
+
+/**
+ * The reconcile lease: the longest one step can take (two lookups, each bounded by its tool's timeout, and
+ * the re-check pause between them) plus a margin. A reconciler that dies mid-step holds its rows this long.
+ */
+export function reconcileLeaseMs(
+  registry: ToolRegistry,
+  config: Pick<ReconcilerConfig, 'LOOKUP_RECHECK_MS' | 'RECONCILER_LEASE_MARGIN_MS'>,
+): number {
+  // Only tools with a lookup are ever reconciled (pure tools have no row).
+  const longest = Math.max(
+    0,
+    ...registry
+      .list()
+      .filter((t) => t.lookup)
+      .map((t) => t.timeoutMs),
+  );
+  return 2 * longest + config.LOOKUP_RECHECK_MS + config.RECONCILER_LEASE_MARGIN_MS;
+}
+
+/**
+ * The reconciler pool of one process: a BullMQ worker on {@link RECONCILE_QUEUE} taking up to
+ * RECONCILER_CONCURRENCY jobs, and as many step lookups at once, shared by every job through one set of
+ * slots.
+ *
+ * A `sweep` claims as many due steps as there are free slots (`FOR UPDATE SKIP LOCKED` and a reconcile
+ * lease: several processes sweep the same log without ever working one row twice), reconciles them, and
+ * claims again while batches come back full. A `step` request waits for a slot and claims its one step if it
+ * is due. A `scan` logs stuck runs and stale outbox messages (the gauges read the same on every scrape).
+ */
+export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorker {
+  const { config } = d;
+  const reconcilerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const leaseMs = reconcileLeaseMs(d.registry, config);
+  const slots = createSlots(config.RECONCILER_CONCURRENCY);
+  const log = d.logger.child({ reconcilerId });
+  const stepDeps: ReconcileStepDeps = {
+    db: d.db,
+    schema: config.SAGA_DB_SCHEMA,
+    registry: d.registry,
+    owner: reconcilerId,
+    recheckMs: config.LOOKUP_RECHECK_MS,
+    policy: {
+      maxLookupErrors: config.RECONCILER_MAX_LOOKUP_ERRORS,
+      maxUnknownAgeMs: config.RECONCILER_MAX_UNKNOWN_AGE_MS,
+      backoffBaseMs: config.RECONCILER_BACKOFF_BASE_MS,
+      backoffMaxMs: config.RECONCILER_BACKOFF_MAX_MS,
+    },
+    logger: log,
+    ...(d.metrics ? { metrics: d.metrics } : {}),
+  };
+  let stopping = false;
+
+  /** Reconciles one claimed row; a failure (database down, deadlock) leaves the row to its lease's end. */
+  async function work(row: StepRow, release: () => void): Promise<void> {
+    try {
+      await reconcileStep(stepDeps, row);
+    } catch (err) {
+      log.error(
+        { err, runId: row.run_id, stepIdx: row.step_idx },
+        'reconcile failed; retried after the lease',
+      );
+    } finally {
+      release();
+    }
+  }
+
+  async function sweep(): Promise<ReconcileJobResult> {
+    let steps = 0;
+    while (!stopping) {
+      const granted = slots.take(config.RECONCILER_CONCURRENCY);
+      if (granted.length === 0) break;
+      let rows: StepRow[];
+      try {
+        rows = await claimReconcilableSteps(d.db, { owner: reconcilerId, leaseMs, limit: granted.length });
+      } catch (err) {
+        granted.forEach((r) => r());
+        throw err;
+      }
+      granted.slice(rows.length).forEach((r) => r());
+      await Promise.all(rows.map((row, i) => work(row, granted[i]!)));
+      steps += rows.length;
+      if (rows.length < granted.length) break;
+    }
+    return { kind: 'sweep', steps };
+  }
+
+  async function one(key: string): Promise<ReconcileJobResult> {
+    const release = await slots.acquire();
+    try {
+      if (stopping) return { kind: 'step', outcome: 'stopping' };
+      const [row] = await claimReconcilableSteps(d.db, { owner: reconcilerId, leaseMs, limit: 1, key });
+      if (!row) return { kind: 'step', outcome: 'not-due' };
+      return { kind: 'step', outcome: (await reconcileStep(stepDeps, row)).outcome };
+    } finally {
+      release();
+    }
+  }
+
+  async function scan(): Promise<ReconcileJobResult> {
+    const [runs, outbox] = await Promise.all([
+      findStuckRuns(d.db, config.RECONCILER_STUCK_RUN_MS),
+      findStaleOutbox(d.db, config.RECONCILER_STALE_OUTBOX_MS),
+    ]);
+    if (runs.count > 0)
+      log.warn(
+        { count: runs.count, oldestAgeSeconds: runs.oldestAgeSeconds, runIds: runs.sample },
+        'runs stuck in a non-terminal state',
+      );
+    if (outbox.count > 0)
+      log.warn(
+        { count: outbox.count, oldestAgeSeconds: outbox.oldestAgeSeconds, jobIds: outbox.sample },
+        'outbox messages unpublished past the threshold',
+      );
+    return { kind: 'scan', stuckRuns: runs.count, staleOutbox: outbox.count };
+  }
+
+  const processor = async (job: Job<ReconcileJob>): Promise<ReconcileJobResult> => {
+    const data = reconcileJobSchema.safeParse(job.data);
+    if (!data.success) throw new UnrecoverableError(`reconcile job ${job.id} has malformed data`);
+    switch (data.data.kind) {
+      case 'sweep':
+        return sweep();
+      case 'step':
+        return one(data.data.key);
+      case 'scan':
+        return scan();
+      default: {
+        const never: never = data.data;
+        throw new UnrecoverableError(`unhandled reconcile job ${JSON.stringify(never)}`);
+      }
+    }
+  };
+
+  const worker = new Worker<ReconcileJob, ReconcileJobResult>(RECONCILE_QUEUE, processor, {
+    connection: d.connection,
+    prefix: config.SAGA_QUEUE_PREFIX,
+    concurrency: config.RECONCILER_CONCURRENCY,
+    autorun: false,
+  });
+  worker.on('failed', (job, err) => log.error({ err, jobId: job?.id }, 'reconcile job failed'));
+  worker.on('error', (err) => log.error({ err }, 'reconciler worker error'));
+
+  return {
+    worker,
+    reconcilerId,
+    leaseMs,
+    start() {
+      worker.run().catch((err: unknown) => log.error({ err }, 'reconciler worker stopped'));
+    },
+    async close() {
+      stopping = true;
+      await worker.close();
+    },
+  };
+}

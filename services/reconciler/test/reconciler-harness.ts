@@ -1,0 +1,169 @@
+/**
+ * Helpers for reconciler tests: the reconciler started as a real child process against the test file's
+ * schema and queue prefix, and unsettled steps written straight into the saga log with core's own
+ * operations (intent, executor claim, UNKNOWN), as an executor that died or met a 504 would leave them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { claimStep, StepStatus, transitionStep, type StepRow } from '@agent-saga/core';
+import type { TestEnv } from '@agent-saga/core/testing';
+import {
+  createIntent,
+  EFFECT_TOOLS,
+  readStep,
+  REPO_ROOT,
+} from '../../../test/fixtures/dispatcher-processes.js';
+
+const ENTRY = resolve(REPO_ROOT, 'services/reconciler/src/bin/reconciler.ts');
+
+/** Short intervals so a test sees several sweeps per second. */
+export const TEST_RECONCILER_ENV: Readonly<Record<string, string>> = {
+  SAGA_TOOLS: EFFECT_TOOLS,
+  RECONCILER_SWEEP_MS: '200',
+  RECONCILER_SCAN_MS: '1000',
+  LOOKUP_RECHECK_MS: '300',
+  RECONCILER_BACKOFF_BASE_MS: '300',
+  RECONCILER_LEASE_MARGIN_MS: '1000',
+  FIXTURE_TOOL_TIMEOUT_MS: '1000',
+  DB_POOL_SIZE: '6',
+  LOG_LEVEL: 'info',
+};
+
+/** A reconciler child process. */
+export interface ReconcilerProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** stdout and stderr so far (JSON log lines). */
+  output(): string;
+  /** Sends `signal` (default SIGTERM) and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `node --import tsx services/reconciler/src/bin/reconciler.ts` with the test file's environment. */
+export function startReconciler(env: TestEnv, extra: Record<string, string> = {}): ReconcilerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env.env, ...TEST_RECONCILER_ENV, ...extra },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once('exit', (code, signal) => res({ code, signal })),
+  );
+  return {
+    child,
+    exited,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Waits until the process has logged `msg` (a pino `msg` field). */
+export async function waitForLog(p: ReconcilerProcess, msg: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!p.output().includes(`"msg":"${msg}"`)) {
+    if (p.child.exitCode !== null) throw new Error(`process exited before logging ${msg}:\n${p.output()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for log ${msg}:\n${p.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface UnsettledStep {
+  readonly runId: string;
+  readonly stepIdx: number;
+  readonly key: string;
+}
+
+/**
+ * An INTENDED step claimed by an executor that is gone: its message is marked published (no relay sends
+ * it) and its lease lasts `leaseMs` (expired soon after). With `effect`, the call reached the system first.
+ */
+export async function lapsedIntent(
+  env: TestEnv,
+  runId: string,
+  o: { readonly leaseMs: number; readonly effects?: number; readonly tool?: string },
+): Promise<UnsettledStep> {
+  const tool = o.tool ?? 'create_note';
+  const row = await createIntent(env, {
+    runId,
+    stepIdx: 0,
+    tool,
+    args: { orderId: runId, text: 'reconcile me' },
+    unrelayed: true,
+  });
+  const claim = await claimStep(env.db, {
+    key: row.idempotency_key,
+    worker: 'gone-executor',
+    leaseMs: o.leaseMs,
+    jobId: row.idempotency_key,
+    schema: env.schema,
+  });
+  if (claim.kind !== 'claimed') throw new Error(`fixture claim failed: ${claim.kind}`);
+  await insertEffects(env, row.idempotency_key, tool, o.effects ?? 0);
+  return { runId, stepIdx: 0, key: row.idempotency_key };
+}
+
+/**
+ * An UNKNOWN step: claimed, then recorded UNKNOWN as an executor does after a timeout or a 5xx. With
+ * `effects`, that many effects exist under its key (one: a 504 after commit; two: a duplicate).
+ */
+export async function unknownStep(
+  env: TestEnv,
+  runId: string,
+  o: { readonly effects?: number; readonly tool?: string } = {},
+): Promise<UnsettledStep> {
+  const s = await lapsedIntent(env, runId, { leaseMs: 60_000, ...o });
+  await env.db.transaction().execute((trx) =>
+    transitionStep(trx, {
+      runId: s.runId,
+      stepIdx: s.stepIdx,
+      to: StepStatus.UNKNOWN,
+      onlyFrom: [StepStatus.INTENDED],
+      leaseOwner: 'gone-executor',
+      cause: 'executor: tool threw',
+      detail: { code: 'UPSTREAM_5XX' },
+      patch: {
+        lease_until: null,
+        lease_owner: null,
+        error: JSON.stringify({ code: 'UPSTREAM_5XX', message: 'upstream answered 504' }),
+      },
+      schema: env.schema,
+    }),
+  );
+  return s;
+}
+
+async function insertEffects(env: TestEnv, key: string, tool: string, n: number): Promise<void> {
+  const fx = env.db as unknown as Kysely<unknown>;
+  for (let i = 0; i < n; i++)
+    await sql`INSERT INTO fixture_effects (key, tool, args) VALUES (${key}, ${tool}, '{}')`.execute(fx);
+}
+
+export async function mustRead(env: TestEnv, key: string): Promise<StepRow> {
+  const row = await readStep(env.db, key);
+  if (!row) throw new Error(`no step ${key}`);
+  return row;
+}
+
+/** One Prometheus sample's value from `GET /metrics` (the sum over series matching every label given). */
+export async function scrape(
+  port: number,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let sum = 0;
+  for (const line of body.split('\n')) {
+    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const ls = m[2] ?? '';
+    if (Object.entries(labels).every(([k, v]) => ls.includes(`${k}="${v}"`))) sum += Number(m[3]);
+  }
+  return sum;
+}

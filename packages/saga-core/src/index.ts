@@ -87,6 +87,7 @@ export { createApiToken, verifyApiToken, hashToken, type Principal } from './aut
 // --- exports added by the dispatcher work (keep one line per module) ---
 export { redispatchStep, type RedispatchInput, type Redispatch } from './saga-log/redispatch-step.js';
 export { markOutcomeDelivered } from './saga-log/mark-outcome-delivered.js';
+export { preparedAs } from './db/prepared-statements.js';
 export {
   markOutcomesDelivered,
   type DeliveredOutcome,

@@ -50,8 +50,7 @@ describe('reconciler crash', () => {
     const second = startReconciler(env);
     procs.push(second);
     const done = await waitForStatus(env.db, s.key, [StepStatus.INTENDED], 20_000).catch((e: unknown) => {
-      console.log(second.output().slice(-3000), first.output().slice(-2000));
-      throw e;
+      throw new Error(`${String(e)}\nsecond reconciler:\n${second.output().slice(-3000)}`);
     });
     expect(done.attempts).toBe(1); // re-dispatched; no relay here, so not yet sent again
 

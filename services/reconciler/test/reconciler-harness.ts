@@ -65,7 +65,7 @@ export function startReconciler(env: TestEnv, extra: Record<string, string> = {}
 }
 
 /** Waits until the process has logged `msg` (a pino `msg` field). */
-export async function waitForLog(p: ReconcilerProcess, msg: string, timeoutMs = 15_000): Promise<void> {
+export async function waitForLog(p: ReconcilerProcess, msg: string, timeoutMs = 40_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!p.output().includes(`"msg":"${msg}"`)) {
     if (p.child.exitCode !== null) throw new Error(`process exited before logging ${msg}:\n${p.output()}`);

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { installPreparedStatements } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 export type SagaDb = Kysely<Database>;
@@ -30,9 +31,9 @@ export function pgConnectionConfig(opts: DbOptions): pg.PoolConfig {
 
 // Postgres BIGINT (int8) ids arrive as strings; keep them so (no precision loss), but parse timestamps.
 export function createDb(opts: DbOptions): SagaDb {
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: new pg.Pool(pgConnectionConfig(opts)) }),
-  });
+  const pool = new pg.Pool(pgConnectionConfig(opts));
+  installPreparedStatements(pool);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
 /** The NOTIFY channel on which a settled step announces its key. Channels are per database; the schema

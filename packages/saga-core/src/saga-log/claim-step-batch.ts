@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
+import { preparedAs } from '../db/prepared-statements.js';
 import type { StepRow } from '../db/schema.js';
 import { StepEventKind, StepStatus } from '../statuses.js';
 
@@ -53,7 +54,7 @@ export async function claimStepBatch(
   b: ClaimBatchInput,
 ): Promise<readonly StepRow[]> {
   if (requests.length === 0) return [];
-  const r = await sql<StepRow & { claim_job_id: string }>`
+  const r = await sql<StepRow & { claim_job_id: string }>`${preparedAs('saga_claim_batch')}
     WITH req AS (
       SELECT * FROM unnest(${requests.map((q) => q.key)}::text[], ${requests.map((q) => q.jobId)}::text[])
         AS r(key, job_id)

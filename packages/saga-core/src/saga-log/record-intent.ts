@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { outboxChannel, type SagaTrx } from '../db/connect.js';
+import { preparedAs } from '../db/prepared-statements.js';
 import type { StepRow, StoredCompensation } from '../db/schema.js';
 import { StepEventKind, StepStatus, type ToolClass } from '../statuses.js';
 
@@ -108,6 +109,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
     )
     .selectFrom('step')
     .selectAll()
+    .modifyEnd(preparedAs('saga_record_intent'))
     .executeTakeFirstOrThrow();
   if (dispatched && (i.notifyRelay ?? true)) await notifyRelays(trx, i.schema);
   return row;

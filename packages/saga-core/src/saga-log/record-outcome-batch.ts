@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { stepSettledChannel, type SagaDb } from '../db/connect.js';
+import { preparedAs } from '../db/prepared-statements.js';
 import type { StepRow } from '../db/schema.js';
 import { StepEventKind, StepStatus } from '../statuses.js';
 import { allowedSources } from '../step-transitions.js';
@@ -61,7 +62,7 @@ export async function recordOutcomeBatch(
   if (records.length === 0) return [];
   const col = <T>(f: (o: OutcomeRecord) => T): T[] => records.map(f);
   const confirmed = (o: OutcomeRecord) => o.outcome.status === StepStatus.CONFIRMED;
-  const r = await sql<StepRow & { from_status: string; ev_cause: string; ev_detail: string; ev_notify: boolean; notified: unknown }>`
+  const r = await sql<StepRow & { from_status: string; ev_cause: string; ev_detail: string; ev_notify: boolean; notified: unknown }>`${preparedAs('saga_record_outcome_batch')}
     WITH req AS (
       SELECT * FROM unnest(
         ${col((o) => o.runId)}::text[], ${col((o) => o.stepIdx)}::int[], ${col((o) => o.outcome.status)}::text[],

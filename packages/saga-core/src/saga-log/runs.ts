@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { SagaDb, SagaTrx } from '../db/connect.js';
+import { preparedAs } from '../db/prepared-statements.js';
 import type { RunRow, StepRow } from '../db/schema.js';
 import { NotFoundError } from '../errors.js';
 import { RunStatus } from '../statuses.js';
@@ -61,6 +62,7 @@ export async function lockRun(trx: SagaTrx, tenantId: string, runId: string): Pr
     .where('run_id', '=', runId)
     .where('tenant_id', '=', tenantId)
     .forUpdate()
+    .modifyEnd(preparedAs('saga_lock_run'))
     .executeTakeFirst();
   if (!run) throw new NotFoundError(`run ${runId} not found`);
   return run;

@@ -96,24 +96,32 @@ export async function finishRun(
 
   const inPlace = steps.filter(leftInPlace);
   const openCorrections = corrections.length ? `; ${corrections.length} correction(s) queued for review` : '';
+  // The reason the unwind was asked for ("unwind requested: …", set by requestUnwind) is kept in the
+  // terminal reason: the run row is the only place it is stored, and the transition below replaces it.
+  const requested = await trx
+    .selectFrom('runs')
+    .select('status_reason')
+    .where('run_id', '=', runId)
+    .executeTakeFirst();
+  const why = requested?.status_reason ? ` (${requested.status_reason})` : '';
   if (cases.length)
     return transitionRun(trx, {
       runId,
       to: RunStatus.MANUAL_INTERVENTION,
       onlyFrom: [RunStatus.COMPENSATING],
-      reason: `needs a person: ${cases.map((k) => k.reason).join('; ')}`,
+      reason: `needs a person: ${cases.map((k) => k.reason).join('; ')}${why}`,
     });
   if (inPlace.length)
     return transitionRun(trx, {
       runId,
       to: RunStatus.PARTIALLY_COMPENSATED,
       onlyFrom: [RunStatus.COMPENSATING],
-      reason: `not undone: ${inPlace.map((s) => `${name(s)} is ${s.tool_class}${s.compensation ? '' : ', no stored compensation'}`).join('; ')}${openCorrections}`,
+      reason: `not undone: ${inPlace.map((s) => `${name(s)} is ${s.tool_class}${s.compensation ? '' : ', no stored compensation'}`).join('; ')}${openCorrections}${why}`,
     });
   return transitionRun(trx, {
     runId,
     to: RunStatus.COMPENSATED,
     onlyFrom: [RunStatus.COMPENSATING],
-    reason: `every effect undone${openCorrections}`,
+    reason: `every effect undone${openCorrections}${why}`,
   });
 }

@@ -1,4 +1,4 @@
-import type { SagaDb, StepRow } from '@agent-saga/core';
+import { preparedAs, type SagaDb, type StepRow } from '@agent-saga/core';
 import { isInFlight } from './call-outcome.js';
 import type { StepWatch } from './settle-waiter.js';
 
@@ -30,5 +30,10 @@ export async function awaitSettle(
 }
 
 function readByKey(db: SagaDb, key: string): Promise<StepRow> {
-  return db.selectFrom('saga_log').selectAll().where('idempotency_key', '=', key).executeTakeFirstOrThrow();
+  return db
+    .selectFrom('saga_log')
+    .selectAll()
+    .where('idempotency_key', '=', key)
+    .modifyEnd(preparedAs('saga_step_by_key'))
+    .executeTakeFirstOrThrow();
 }

@@ -4,6 +4,7 @@ import {
   IdempotencyMismatchError,
   lockRun,
   markOutcomeDelivered,
+  preparedAs,
   recordIntent,
   redactArgs,
   redispatchStep,
@@ -235,7 +236,7 @@ async function readTarget(
   stepIdx: number,
   explicit: boolean,
 ): Promise<{ step: ExistingStep | undefined; earlierUnknownIdx: number | undefined }> {
-  const r = await sql<ExistingStep & { earlier_unknown: number | null }>`
+  const r = await sql<ExistingStep & { earlier_unknown: number | null }>`${preparedAs('saga_intake_target')}
     SELECT s.*, coalesce(s.lease_until < now(), false) AS lease_expired,
            CASE WHEN ${explicit}::bool AND s.run_id IS NULL THEN (
              SELECT u.step_idx FROM saga_log u

@@ -44,7 +44,10 @@ export interface OutboxRelayDeps {
  * The outbox relay: moves committed outbox rows into BullMQ. It sweeps when woken by a NOTIFY on
  * {@link outboxChannel} (debounced by RELAY_DEBOUNCE_MS, so a burst of intents is one batch, and delayed by
  * RELAY_GRACE_MS when the API's fast path is publishing fresh rows itself), and every RELAY_POLL_MS as a
- * fallback for a lost NOTIFY or a LISTEN connection being reopened. One sweep runs at a time per relay;
+ * fallback for a lost NOTIFY or a LISTEN connection being reopened. With the fast path on, the API's
+ * intake commits send no NOTIFY at all (a notifying commit serialises with every other one on PG 15): the
+ * relay would only sweep those rows after RELAY_GRACE_MS anyway, and its poll (RELAY_POLL_MS, 1 s by
+ * default, below the 2 s grace) finds them then. One sweep runs at a time per relay;
  * it takes batches until one comes back short. Several relays may run: batches are taken with
  * `FOR UPDATE SKIP LOCKED`.
  */

@@ -10,7 +10,6 @@ import { createSagaClient, ConflictError, ToolOutcomeUnknown, type SagaClient } 
 import { createApiToken, CrashPoint, stepKey } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import {
-  countEffects,
   effectsFor,
   FaultKind,
   injectFault,

@@ -126,13 +126,8 @@ export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> 
   answer(describe(reship));
 
   act(7, 'the agent asks the harness to unwind the run');
-  const res = await fetch(`${d.baseUrl}/v1/runs/${RUN_ID}/unwind`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ reason: UNWIND_REASON }),
-  });
-  answer(`POST /v1/runs/${RUN_ID}/unwind → ${res.status} ${await res.text()}`);
-  if (res.status !== 202) throw new Error(`unwind was refused: ${res.status}`);
+  const unwinding = await saga.unwind(RUN_ID, UNWIND_REASON);
+  answer(`POST /v1/runs/${RUN_ID}/unwind → 202 ${JSON.stringify(unwinding)}`);
   const run = await waitFor(
     'the run to reach a terminal status',
     async () => {

@@ -59,8 +59,21 @@ export interface SagaClient {
   getRun(runId: string): Promise<RunView>;
   /** Every transition, attempt, retry and lookup of the run's steps. */
   getEvents(runId: string): Promise<readonly StepEvent[]>;
+  /**
+   * Asks the compensator to unwind the run: it moves to COMPENSATING (202) and refuses new side-effecting
+   * calls; the compensator undoes every confirmed effect from the log and ends the run in an honest
+   * terminal state (poll `getRun`). Repeating it while compensating is harmless.
+   */
+  unwind(runId: string, reason: string): Promise<RunStatusAnswer>;
+  /** Ends a run that finished forward: COMPLETED once every step is settled, else a 409 STEP_UNRESOLVED. */
+  complete(runId: string): Promise<RunStatusAnswer>;
   /** A handle that keeps its own count of the run's steps, initialised from the log on first use. */
   run(runId: string): RunHandle;
+}
+
+export interface RunStatusAnswer {
+  readonly runId: string;
+  readonly status: string;
 }
 
 /** Creates a client for one dispatcher and one token. */
@@ -128,6 +141,27 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
         schema: runEventsSchema,
       });
       return data.events;
+    },
+
+    async unwind(runId, reason) {
+      const { data } = await requestJson(transport, {
+        method: 'POST',
+        path: `${runPath(runId)}/unwind`,
+        body: { reason },
+        ok: [202],
+        schema: createRunResponseSchema,
+      });
+      return data;
+    },
+
+    async complete(runId) {
+      const { data } = await requestJson(transport, {
+        method: 'POST',
+        path: `${runPath(runId)}/complete`,
+        ok: [200],
+        schema: createRunResponseSchema,
+      });
+      return data;
     },
 
     run(runId) {

@@ -7,6 +7,7 @@ export {
   type CreateRunInput,
   type CreatedRun,
   type CallOptions,
+  type RunStatusAnswer,
 } from './create-saga-client.js';
 export { createRunHandle, OPEN_LOG_STATUSES, type RunHandle, type OpenStep } from './run-handle.js';
 export {

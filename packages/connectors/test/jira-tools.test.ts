@@ -255,7 +255,9 @@ describe('Jira connector against the sandbox', () => {
 
   it('delete_ticket (the draft compensation) deletes, and a re-send converges on "already gone"', async () => {
     const draft = await call('create_ticket_draft', { summary: 'Reship 1183', orderId: '1183' });
-    const ctx = stepContext('delete_ticket');
+    const ctx = stepContext('delete_ticket', { args: { ticket: draft.externalRef } });
+    // The lookup checks the state the call was meant to reach: the ticket still exists, so not yet.
+    expect(await tool('delete_ticket').lookup!(ctx.idempotencyKey, ctx)).toBeNull();
     expect((await call('delete_ticket', { ticket: draft.externalRef }, ctx)).result).toMatchObject({
       deleted: true,
       alreadyGone: false,
@@ -264,7 +266,10 @@ describe('Jira connector against the sandbox', () => {
     expect((await call('delete_ticket', { ticket: draft.externalRef }, ctx)).result).toMatchObject({
       alreadyGone: true,
     });
-    expect(await tool('delete_ticket').lookup!(ctx.idempotencyKey, ctx)).toBeNull();
+    expect(await tool('delete_ticket').lookup!(ctx.idempotencyKey, ctx)).toMatchObject({
+      externalRef: draft.externalRef,
+      result: { deleted: true },
+    });
   });
 
   it('ticket arguments are issue keys; a model cannot pass anything else', () => {

@@ -180,7 +180,9 @@ describe('shipping connector against the sandbox', () => {
 
   it('cancel_shipment cancels, and a re-send answers the same canceled shipment', async () => {
     const created = await call('reship', reshipArgs);
-    const ctx = stepContext('cancel_shipment');
+    const ctx = stepContext('cancel_shipment', { args: { shipment: created.externalRef } });
+    // The cancel carries no key the API keeps: the lookup reads the shipment's state instead.
+    expect(await tool('cancel_shipment').lookup!(ctx.idempotencyKey, ctx)).toBeNull();
     for (let i = 0; i < 2; i++) {
       const effect = await call('cancel_shipment', { shipment: created.externalRef }, ctx);
       expect(effect).toMatchObject({ externalRef: created.externalRef, result: { status: 'canceled' } });
@@ -188,5 +190,9 @@ describe('shipping connector against the sandbox', () => {
     expect(shipments()).toEqual([expect.objectContaining({ status: 'canceled' })]);
     const cancels = sandbox.admin.requests().filter((r) => r.path.endsWith('/cancel'));
     expect(cancels.every((r) => r.idempotencyKey === ctx.idempotencyKey)).toBe(true);
+    expect(await tool('cancel_shipment').lookup!(ctx.idempotencyKey, ctx)).toMatchObject({
+      externalRef: created.externalRef,
+      result: { status: 'canceled' },
+    });
   });
 });

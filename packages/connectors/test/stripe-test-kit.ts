@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger, stepKey, type Logger, type ToolContext } from '@agent-saga/core';
+import { createLogger, stepKey, type Logger, type LookupContext, type ToolContext } from '@agent-saga/core';
 import type { RunningSandbox } from '@agent-saga/sandbox';
 import { stripeConfigFromEnv, type StripeConfig } from '../src/index.js';
 
@@ -25,8 +25,14 @@ export function sandboxStripeConfig(
  */
 export function stepContext(
   tool: string,
-  opts: { runId?: string; stepIdx?: number; key?: string; signal?: AbortSignal } = {},
-): ToolContext {
+  opts: {
+    args?: Record<string, unknown>;
+    runId?: string;
+    stepIdx?: number;
+    key?: string;
+    signal?: AbortSignal;
+  } = {},
+): ToolContext & LookupContext {
   const runId = opts.runId ?? `run-${randomUUID()}`;
   const stepIdx = opts.stepIdx ?? 0;
   return {
@@ -37,6 +43,7 @@ export function stepContext(
     attempt: 1,
     signal: opts.signal ?? new AbortController().signal,
     logger: silentLogger,
+    args: opts.args ?? {},
   };
 }
 

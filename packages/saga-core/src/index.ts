@@ -88,10 +88,7 @@ export { createApiToken, verifyApiToken, hashToken, type Principal } from './aut
 export { redispatchStep, type RedispatchInput, type Redispatch } from './saga-log/redispatch-step.js';
 export { markOutcomeDelivered } from './saga-log/mark-outcome-delivered.js';
 export { preparedAs } from './db/prepared-statements.js';
-export {
-  markOutcomesDelivered,
-  type DeliveredOutcome,
-} from './saga-log/mark-outcomes-delivered-batch.js';
+export { markOutcomesDelivered, type DeliveredOutcome } from './saga-log/mark-outcomes-delivered-batch.js';
 export { listStepEvents } from './saga-log/list-step-events.js';
 export {
   claimStep,
@@ -100,11 +97,7 @@ export {
   type ClaimInput,
   type ClaimResult,
 } from './saga-log/claim-step.js';
-export {
-  claimStepBatch,
-  type ClaimRequest,
-  type ClaimBatchInput,
-} from './saga-log/claim-step-batch.js';
+export { claimStepBatch, type ClaimRequest, type ClaimBatchInput } from './saga-log/claim-step-batch.js';
 export { recordOutcomeBatch, type OutcomeRecord } from './saga-log/record-outcome-batch.js';
 export {
   recordOutcome,

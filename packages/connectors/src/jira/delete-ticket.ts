@@ -1,6 +1,6 @@
 import { Audience, ClientError, defineTool, ToolClass } from '@agent-saga/core';
 import { z } from 'zod';
-import { deleteIssue } from './issue-endpoints.js';
+import { deleteIssue, getIssue } from './issue-endpoints.js';
 import type { JiraConnection } from './jira-connection.js';
 import { issueKeySchema } from './jira-wire.js';
 
@@ -14,9 +14,10 @@ export const deleteTicketArgs = z.object({ ticket: issueKeySchema });
  * the issue, and the JQL index drops the issue within its lag, so a label written just before the delete is
  * never reliably searchable. Instead the call is idempotent by the resource's state: a 404 means the issue
  * is already gone, which is the goal, so `execute` reports success (`alreadyGone: true`) — including for a
- * key that never existed, which a compensation cannot tell apart. The lookup therefore always answers null
- * (lag 0): after an unknown outcome the harness re-sends, and the re-send converges. The one thing lost is
- * the distinction "deleted by this step" versus "already gone", which a 404 cannot carry.
+ * key that never existed, which a compensation cannot tell apart. The lookup therefore checks the state the
+ * call was meant to reach, from its stored arguments (`ctx.args.ticket`): the issue is gone (404 on a direct
+ * read, which is consistent at once, so lag 0) → found; it still exists → null, and a re-send converges. The
+ * one thing lost is the distinction "deleted by this step" versus "already gone", which a 404 cannot carry.
  */
 export function deleteTicketTool(conn: JiraConnection) {
   return defineTool({
@@ -36,7 +37,19 @@ export function deleteTicketTool(conn: JiraConnection) {
         throw error;
       }
     },
-    lookup: () => Promise.resolve(null),
+    async lookup(_key, ctx) {
+      const parsed = deleteTicketArgs.safeParse(ctx.args);
+      if (!parsed.success) return null;
+      const ticket = parsed.data.ticket;
+      try {
+        await getIssue(conn, ticket, ctx.signal);
+        return null;
+      } catch (error) {
+        if (error instanceof ClientError && error.details.status === 404)
+          return { externalRef: ticket, result: { key: ticket, deleted: true } };
+        throw error;
+      }
+    },
     lookupLagMs: 0,
   });
 }

@@ -17,8 +17,9 @@ export const cancelShipmentArgs = z.object({
  * cancel cannot be found by its key. We still send `Idempotency-Key: <key>` (ignored by the API today; it
  * shows in request logs and becomes real if the API ever honours it). What makes a re-send safe is the
  * resource: the cancel is idempotent (a second cancel answers the same canceled shipment). The lookup
- * therefore answers null (lag 0): after an unknown outcome the harness re-sends, and the re-send converges
- * on the same state.
+ * therefore checks the state the call was meant to reach, from its stored arguments (`ctx.args.shipment`):
+ * `GET /v1/shipments/{id}` (consistent at once, lag 0) in status `canceled` → found; otherwise null, and a
+ * re-send converges on the same state.
  */
 export function cancelShipmentTool(config: ShippingConfig) {
   const endpoint = shippingEndpoint(config);
@@ -38,7 +39,17 @@ export function cancelShipmentTool(config: ShippingConfig) {
       });
       return { externalRef: answer.body.id, result: answer.body };
     },
-    lookup: () => Promise.resolve(null),
+    async lookup(_key, ctx) {
+      const parsed = cancelShipmentArgs.safeParse(ctx.args);
+      if (!parsed.success) return null;
+      const answer = await sendHttpRequest(endpoint, {
+        method: 'GET',
+        path: `/v1/shipments/${encodeURIComponent(parsed.data.shipment)}`,
+        answer: shipmentSchema,
+        signal: ctx.signal,
+      });
+      return answer.body.status === 'canceled' ? { externalRef: answer.body.id, result: answer.body } : null;
+    },
     lookupLagMs: 0,
   });
 }

@@ -5,6 +5,7 @@ import {
   stepKey,
   type AnyTool,
   type Logger,
+  type LookupContext,
   type ToolContext,
 } from '@agent-saga/core';
 
@@ -17,8 +18,15 @@ export const silentLogger: Logger = createLogger({ level: 'silent', name: 'conne
  */
 export function stepContext(
   tool: string,
-  opts: { runId?: string; stepIdx?: number; tenantId?: string; signal?: AbortSignal; attempt?: number } = {},
-): ToolContext {
+  opts: {
+    args?: Record<string, unknown>;
+    runId?: string;
+    stepIdx?: number;
+    tenantId?: string;
+    signal?: AbortSignal;
+    attempt?: number;
+  } = {},
+): ToolContext & LookupContext {
   const runId = opts.runId ?? `run-${randomUUID()}`;
   const stepIdx = opts.stepIdx ?? 0;
   return {
@@ -29,6 +37,7 @@ export function stepContext(
     attempt: opts.attempt ?? 1,
     signal: opts.signal ?? AbortSignal.timeout(10_000),
     logger: silentLogger,
+    args: opts.args ?? {},
   };
 }
 

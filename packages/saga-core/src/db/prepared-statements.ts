@@ -27,7 +27,11 @@ export function installPreparedStatements(pool: pg.Pool): void {
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as QueryFn;
     const names = new Map<string, string | null>();
-    (client as unknown as { query: QueryFn }).query = (text: unknown, values?: unknown, ...rest: unknown[]) => {
+    (client as unknown as { query: QueryFn }).query = (
+      text: unknown,
+      values?: unknown,
+      ...rest: unknown[]
+    ) => {
       if (typeof text === 'string' && Array.isArray(values) && values.length > 0) {
         let name = names.get(text);
         if (name === undefined) {

@@ -24,7 +24,6 @@ export interface ClaimBatchInput {
   readonly defaultLeaseMs: number;
 }
 
-
 /**
  * Claims every claimable step among `requests` in ONE statement (one round trip, one commit):
  *
@@ -86,7 +85,10 @@ export async function claimStepBatch(
  * `now()` plus the lease of the row's tool (`leaseMsByTool`, else `defaultLeaseMs`), as SQL over the
  * `saga_log` row being updated (its unqualified `tool` column).
  */
-export function leaseUntil(leaseMsByTool: ReadonlyMap<string, number>, defaultLeaseMs: number): RawBuilder<Date> {
+export function leaseUntil(
+  leaseMsByTool: ReadonlyMap<string, number>,
+  defaultLeaseMs: number,
+): RawBuilder<Date> {
   const tools = [...leaseMsByTool.keys()];
   const secs = tools.map((t) => leaseMsByTool.get(t)! / 1000);
   return sql<Date>`now() + make_interval(secs => coalesce(

@@ -148,4 +148,3 @@ async function markJobPublished(trx: SagaTrx, jobId: string): Promise<void> {
 }
 
 const NO_TOOL_LEASES: ReadonlyMap<string, number> = new Map();
-

@@ -16,7 +16,6 @@ export interface OutcomeRecord {
   readonly durationMs?: number;
 }
 
-
 /** The cause written on the executor's own outcome transition. */
 export function executorCause(status: StepOutcome['status']): string {
   return `executor: ${status === StepStatus.CONFIRMED ? 'tool returned' : 'tool threw'}`;
@@ -62,7 +61,15 @@ export async function recordOutcomeBatch(
   if (records.length === 0) return [];
   const col = <T>(f: (o: OutcomeRecord) => T): T[] => records.map(f);
   const confirmed = (o: OutcomeRecord) => o.outcome.status === StepStatus.CONFIRMED;
-  const r = await sql<StepRow & { from_status: string; ev_cause: string; ev_detail: string; ev_notify: boolean; notified: unknown }>`${preparedAs('saga_record_outcome_batch')}
+  const r = await sql<
+    StepRow & {
+      from_status: string;
+      ev_cause: string;
+      ev_detail: string;
+      ev_notify: boolean;
+      notified: unknown;
+    }
+  >`${preparedAs('saga_record_outcome_batch')}
     WITH req AS (
       SELECT * FROM unnest(
         ${col((o) => o.runId)}::text[], ${col((o) => o.stepIdx)}::int[], ${col((o) => o.outcome.status)}::text[],
@@ -97,7 +104,9 @@ export async function recordOutcomeBatch(
     )
     SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${stepSettledChannel(schema)}, idempotency_key) END AS notified
       FROM upd`.execute(db);
-  return r.rows.map(({ from_status: _f, ev_cause: _c, ev_detail: _d, ev_notify: _n, notified: _x, ...row }) => row);
+  return r.rows.map(
+    ({ from_status: _f, ev_cause: _c, ev_detail: _d, ev_notify: _n, notified: _x, ...row }) => row,
+  );
 }
 
 /**
@@ -106,6 +115,7 @@ export async function recordOutcomeBatch(
  */
 function intendedSource(to: StepOutcome['status']): StepStatus {
   const from = allowedSources(to).filter((s) => s === StepStatus.INTENDED);
-  if (from.length !== 1) throw new Error(`the executor may not record ${to}: INTENDED → ${to} is not a transition`);
+  if (from.length !== 1)
+    throw new Error(`the executor may not record ${to}: INTENDED → ${to} is not a transition`);
   return from[0]!;
 }

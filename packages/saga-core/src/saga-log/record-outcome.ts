@@ -118,4 +118,3 @@ export async function recordOutcomeSlow(db: SagaDb, o: RecordOutcomeInput): Prom
     }
   });
 }
-

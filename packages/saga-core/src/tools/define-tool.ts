@@ -27,7 +27,14 @@ export interface ToolEffect<R = unknown> {
   readonly duplicates?: readonly string[];
 }
 
-export type LookupContext = Omit<ToolContext, 'attempt'>;
+/**
+ * What a lookup receives besides the key. `args` are the call's stored arguments as they were sent (refs
+ * resolved): a lookup of an effect that carries no key of its own (a delete, a cancel) checks the state the
+ * call was meant to reach; most lookups search by the key alone.
+ */
+export type LookupContext = Omit<ToolContext, 'attempt'> & {
+  readonly args: Readonly<Record<string, unknown>>;
+};
 
 /** A command stored as data: run later, by another process, with its own key. */
 export interface CompensationCommand {

@@ -20,7 +20,7 @@ export type LookupObservation =
     };
 
 /** The step fields a lookup needs. */
-export type LookupTarget = Pick<StepRow, 'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id'>;
+export type LookupTarget = Pick<StepRow, 'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args'>;
 
 /**
  * Asks `tool.lookup` for the effect made under the step's key, bounded by the tool's `timeoutMs` (a lookup
@@ -44,6 +44,7 @@ export async function lookupByKey(
     runId: step.run_id,
     stepIdx: step.step_idx,
     tenantId: step.tenant_id,
+    args: step.args,
     signal,
     logger: log,
   };

@@ -67,7 +67,8 @@ export async function runCompensation(
   const tool = comp.tool ? d.registry.get(comp.tool) : undefined;
   if (!tool || !comp.idempotency_key)
     return void (await giveUp(`compensation tool ${comp.tool ?? '(none)'} is not registered`));
-  const target = { ...comp, idempotency_key: comp.idempotency_key };
+  // A lookup sees the command as it would be sent; a ref that cannot be resolved yet stays a placeholder.
+  const target = { ...comp, idempotency_key: comp.idempotency_key, args: argsForLookup(comp.args, steps) };
 
   // 1. Evidence first.
   let seen = await lookupByKey(tool, target, log);
@@ -239,6 +240,17 @@ async function recheckLater(d: UnwindDeps, comp: CompensationRow, at: Date, why:
 
 /** A `ref(key)` that names no CONFIRMED step with an external ref: guessing would undo the wrong thing. */
 class UnresolvedRefError extends Error {}
+
+function argsForLookup(
+  stored: Record<string, unknown> | null,
+  steps: Parameters<typeof externalRefOf>[0],
+): Record<string, unknown> {
+  try {
+    return resolveRefs(stored ?? {}, (key) => externalRefOf(steps, key)) as Record<string, unknown>;
+  } catch {
+    return stored ?? {};
+  }
+}
 
 function externalRefOf(steps: readonly StepRow[], key: string): string {
   const s = steps.find((x) => x.idempotency_key === key);

@@ -1,6 +1,7 @@
-import { preparedAs, type SagaDb, type StepRow } from '@agent-saga/core';
+import { NotFoundError, type StepRow } from '@agent-saga/core';
 import { isInFlight } from './call-outcome.js';
 import type { StepWatch } from './settle-waiter.js';
+import type { StepReadGroup } from './step-read-group.js';
 
 /**
  * Waits until the step under `key` leaves INTENDED (or NOT_EXECUTED) or `waitMs` passes, and returns the
@@ -10,30 +11,28 @@ import type { StepWatch } from './settle-waiter.js';
  * caller knows the step cannot have moved since it read it (see `settle` in handle-call.ts).
  */
 export async function awaitSettle(
-  db: SagaDb,
+  reads: StepReadGroup,
   watch: StepWatch,
   key: string,
   waitMs: number,
   current?: StepRow,
 ): Promise<StepRow> {
   const deadline = Date.now() + waitMs;
-  let step = current ?? (await readByKey(db, key));
+  let step = current ?? (await readByKey(reads, key));
   while (isInFlight(step.status)) {
     const left = deadline - Date.now();
     if (left <= 0) break;
     const reason = await watch.next(left);
     if (reason === 'closed') break;
-    step = await readByKey(db, key);
+    step = await readByKey(reads, key);
     if (reason === 'timeout') break;
   }
   return step;
 }
 
-function readByKey(db: SagaDb, key: string): Promise<StepRow> {
-  return db
-    .selectFrom('saga_log')
-    .selectAll()
-    .where('idempotency_key', '=', key)
-    .modifyEnd(preparedAs('saga_step_by_key'))
-    .executeTakeFirstOrThrow();
+/** The step under `key`, read in a group with the other requests woken at the same time. */
+async function readByKey(reads: StepReadGroup, key: string): Promise<StepRow> {
+  const step = await reads.submit(key);
+  if (!step) throw new NotFoundError(`no step has key ${key}`);
+  return step;
 }

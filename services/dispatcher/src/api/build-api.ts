@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health.js';
 import { runRoutes } from './routes/runs.js';
 import { unwindRoutes } from './routes/unwind.js';
 import { createDeliveryGroup } from './delivery-group.js';
+import { createStepReadGroup } from './step-read-group.js';
 import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
 
 /** The fastify instance of the API: pino logger, zod type provider. */
@@ -47,6 +48,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   app.decorateRequest('principal', null);
 
   const deliveries = createDeliveryGroup(deps.db);
+  const stepReads = createStepReadGroup(deps.db);
   const waiter = createSettleWaiter({
     url: deps.config.DATABASE_URL,
     schema: deps.schema,
@@ -100,7 +102,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       v1.addHook('onRequest', authenticate);
       await v1.register(runRoutes, { deps });
       await v1.register(unwindRoutes, { deps });
-      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries } });
+      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, stepReads } });
     },
     { prefix: '/v1' },
   );

@@ -19,12 +19,15 @@ import { runPureTool } from './run-pure-tool.js';
 import type { CallBody } from './schemas.js';
 import type { SettleWaiter } from './settle-waiter.js';
 import type { DeliveryGroup } from './delivery-group.js';
+import type { StepReadGroup } from './step-read-group.js';
 
 export interface CallContext extends ApiDeps {
   readonly waiter: SettleWaiter;
   readonly metrics: ApiMetrics;
   /** Groups the delivered marks of concurrent answers into one commit. */
   readonly deliveries: DeliveryGroup;
+  /** Groups the step reads of requests woken at the same time into one query. */
+  readonly stepReads: StepReadGroup;
 }
 
 /**
@@ -143,7 +146,7 @@ async function settle(
         dispatch,
         log.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key }),
       );
-    return await awaitSettle(ctx.db, watch, step.idempotency_key, waitMs, unseen ? step : undefined);
+    return await awaitSettle(ctx.stepReads, watch, step.idempotency_key, waitMs, unseen ? step : undefined);
   } finally {
     watch.close();
   }

@@ -180,6 +180,7 @@ async function lookupOnce(req: LookupRequest, log: Logger): Promise<Seen> {
     runId: req.step.run_id,
     stepIdx: req.step.step_idx,
     tenantId: req.tenantId,
+    args: req.step.args,
     signal,
     logger: log,
   };

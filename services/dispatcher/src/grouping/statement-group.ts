@@ -56,7 +56,8 @@ export function createStatementGroup<I, O>(opts: {
   async function runGroup(group: readonly Pending<I, O>[]): Promise<void> {
     try {
       const out = await opts.run(group.map((p) => p.item));
-      if (out.length !== group.length) throw new Error(`statement group returned ${out.length} of ${group.length}`);
+      if (out.length !== group.length)
+        throw new Error(`statement group returned ${out.length} of ${group.length}`);
       group.forEach((p, i) => p.resolve(out[i]!));
     } catch (err) {
       if (group.length === 1) {

@@ -9,12 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSagaClient, ConflictError, ToolOutcomeUnknown, type SagaClient } from '@agent-saga/client';
 import { createApiToken, CrashPoint, stepKey } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import {
-  effectsFor,
-  FaultKind,
-  injectFault,
-  installFixtureTables,
-} from './fixtures/effect-tools.js';
+import { effectsFor, FaultKind, injectFault, installFixtureTables } from './fixtures/effect-tools.js';
 import {
   eventsOf,
   killAll,

@@ -17,9 +17,10 @@ import { stripeConfigFromEnv } from './stripe/stripe-config.js';
 
 const env: Record<string, string | undefined> = process.env;
 const emailConfig = emailConfigFromEnv(env);
+const stripeTools: readonly AnyTool[] = Object.values(createStripeTools(stripeConfigFromEnv(env)));
 
 const tools: readonly AnyTool[] = [
-  ...Object.values(createStripeTools(stripeConfigFromEnv(env))),
+  ...stripeTools,
   ...createJiraTools(jiraConfigFromEnv(env)),
   ...createEmailTools(emailConfig, DEFAULT_EMAIL_TEMPLATES, {
     db: createDb({ ...emailConfig.db, poolSize: 4, applicationName: 'agent-saga-email-drafts' }),

@@ -125,6 +125,16 @@ export {
   type LookupTarget,
 } from './tools/lookup-by-key.js';
 export { lookupLagPassed, type LookupLag } from './saga-log/lookup-lag.js';
+// --- exports added by the compensator's preconditions (optional `precondition` of a forward tool) ---
+export {
+  checkPrecondition,
+  preconditionEvidence,
+  type ForwardEffect,
+  type PreconditionCheck,
+  type PreconditionVerdict,
+  type PreconditionObservation,
+  type PreconditionTarget,
+} from './tools/check-precondition.js';
 export { drainOnSignal, exitOnStartFailure } from './process/drain-on-signal.js';
 export { startMetricsServer, stopMetricsServer, type MetricsSource } from './process/metrics-server.js';
 // --- exports added by the compensator work ---

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { ToolClass, valuesOf, type Audience } from '../statuses.js';
 import { ToolDefinitionError } from '../errors.js';
+import type { PreconditionCheck } from './check-precondition.js';
 
 /** What a tool receives with every call. */
 export interface ToolContext {
@@ -76,6 +77,14 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   readonly execute: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolEffect<R>>;
   /** Finds the effect made under `key` in the real system, or null. Required for non-pure tools. */
   readonly lookup?: (key: string, ctx: LookupContext) => Promise<ToolEffect | null>;
+  /**
+   * Optional. Reads the target of this (forward) call's effect as it stands now and compares it with the
+   * state the call left it in (`forward.result`, recorded at confirmation). The compensator asks it before
+   * sending this step's compensation: `as_left` → send; `already_compensated` → mark compensated with the
+   * evidence, send nothing; `{ changed }` → send nothing, a person decides. Declared on the forward tool
+   * because it knows how to read its own target. See {@link PreconditionCheck}.
+   */
+  readonly precondition?: PreconditionCheck;
   /** How long the real system may take to show a new effect to `lookup`. Default 0. */
   readonly lookupLagMs?: number;
   /** The executor aborts the call after this long and records UNKNOWN. Default 30 000. */
@@ -123,6 +132,8 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('compensate', `a ${spec.class} tool must declare its compensation`);
   if (spec.class !== ToolClass.PURE && typeof spec.lookup !== 'function')
     fail('lookup', 'a side-effecting tool must be able to find its effect by key');
+  if (spec.precondition !== undefined && typeof spec.precondition !== 'function')
+    fail('precondition', 'must be a function');
   if (spec.lookupLagMs !== undefined && !(Number.isFinite(spec.lookupLagMs) && spec.lookupLagMs >= 0))
     fail('lookupLagMs', 'must be a non-negative number of milliseconds');
   if (spec.timeoutMs !== undefined && !(Number.isFinite(spec.timeoutMs) && spec.timeoutMs > 0))

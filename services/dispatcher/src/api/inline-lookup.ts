@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
 import {
   appendStepEvent,
   lockRun,
+  lookupByKey,
+  lookupLagPassed,
   redispatchStep,
   StepEventKind,
   StepStatus,
   transitionStep,
   type AnyTool,
-  type LookupContext,
   type Logger,
   type SagaDb,
   type SagaTrx,
@@ -36,11 +36,6 @@ export interface LookupOutcome {
   readonly dispatch: Dispatch | null;
 }
 
-type Seen =
-  | { readonly kind: 'found'; readonly effect: ToolEffect }
-  | { readonly kind: 'absent' }
-  | { readonly kind: 'error'; readonly err: unknown };
-
 /**
  * The inline form of the reconciler, for a retry of an UNKNOWN or lease-expired INTENDED step: ask the
  * tool's `lookup` for the step's key.
@@ -60,19 +55,20 @@ export async function resolveByLookup(req: LookupRequest): Promise<LookupOutcome
     stepIdx: req.step.step_idx,
     key: req.step.idempotency_key,
   });
-  let seen = await lookupOnce(req, log);
+  const at = { runId: req.step.run_id, stepIdx: req.step.step_idx };
+  let seen = await lookupByKey(req.tool, req.step, log);
   if (seen.kind === 'absent') {
-    if (!(await lagHasPassed(req.db, req.step, req.tool.lookupLagMs)))
+    if (!(await lookupLagPassed(req.db, at, req.tool.lookupLagMs)).passed)
       return settle(req, log, {
         kind: 'unseen',
         reason: `not found within lookupLagMs (${req.tool.lookupLagMs} ms) of the last attempt`,
       });
     await sleep(req.recheckMs);
-    seen = await lookupOnce(req, log);
+    seen = await lookupByKey(req.tool, req.step, log);
     if (seen.kind === 'absent') return settle(req, log, { kind: 'absent' });
   }
   if (seen.kind === 'found') return settle(req, log, { kind: 'found', effect: seen.effect });
-  return settle(req, log, { kind: 'unseen', reason: `lookup failed: ${describe(seen.err)}` });
+  return settle(req, log, { kind: 'unseen', reason: `lookup failed: ${seen.error.message}` });
 }
 
 type Verdict =
@@ -171,37 +167,6 @@ async function settle(req: LookupRequest, log: Logger, v: Verdict): Promise<Look
   });
 }
 
-async function lookupOnce(req: LookupRequest, log: Logger): Promise<Seen> {
-  const lookup = req.tool.lookup;
-  if (!lookup) return { kind: 'error', err: new Error(`tool ${req.tool.name} has no lookup`) };
-  const signal = AbortSignal.timeout(req.tool.timeoutMs);
-  const ctx: LookupContext = {
-    idempotencyKey: req.step.idempotency_key,
-    runId: req.step.run_id,
-    stepIdx: req.step.step_idx,
-    tenantId: req.tenantId,
-    args: req.step.args,
-    signal,
-    logger: log,
-  };
-  try {
-    const effect = await Promise.race([lookup(req.step.idempotency_key, ctx), rejectOnAbort(signal)]);
-    return effect ? { kind: 'found', effect } : { kind: 'absent' };
-  } catch (err) {
-    log.warn({ err }, 'lookup failed');
-    return { kind: 'error', err };
-  }
-}
-
-/** Whether the step's last attempt was sent more than `lagMs` ago, by the database's clock. A step never
- * attempted counts from its last update, which is never earlier than any attempt. */
-async function lagHasPassed(db: SagaDb, step: StepRow, lagMs: number): Promise<boolean> {
-  const r = await sql<{ passed: boolean }>`
-    SELECT coalesce(last_attempt_at, updated_at) < now() - make_interval(secs => ${lagMs / 1000}) AS passed
-      FROM saga_log WHERE run_id = ${step.run_id} AND step_idx = ${step.step_idx}`.execute(db);
-  return r.rows[0]?.passed ?? false;
-}
-
 async function lookupEvent(
   trx: SagaTrx,
   at: { runId: string; stepIdx: number },
@@ -214,16 +179,4 @@ async function lookupEvent(
     cause: 'inline lookup on retry',
     detail,
   });
-}
-
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    const fail = () => reject(new Error(`lookup timed out`));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import type { StepRow } from '../db/schema.js';
+import type { AnyTool, LookupContext } from './define-tool.js';
+
+/**
+ * The forward effect as the step left it, recorded at confirmation: the external ref and the result the
+ * tool returned (a tool that wants a precondition returns the target's status or version in `result`).
+ */
+export interface ForwardEffect {
+  readonly externalRef: string | null;
+  readonly result: unknown;
+}
+
+/**
+ * What a precondition saw on the target of a forward effect, just before its compensation is sent:
+ * - `as_left`: the target is as the forward step left it: the compensation may be sent;
+ * - `already_compensated`: the target is already in the state the compensation would bring it to (a person
+ *   closed the ticket, the charge was refunded elsewhere): nothing is sent, the step is compensated;
+ * - `{ changed }`: the target changed in another way (edited, partly refunded): the compensation must not
+ *   overwrite it; `changed` says what was seen, for the person who decides.
+ */
+export type PreconditionVerdict =
+  | 'as_left'
+  | 'already_compensated'
+  | { readonly changed: string };
+
+/**
+ * The `precondition` of a forward tool: reads the target of `forward` now. `ctx` is the forward step's
+ * (its key, run, step, stored arguments). Throwing means "could not read": nothing is decided.
+ */
+export type PreconditionCheck = (forward: ForwardEffect, ctx: LookupContext) => Promise<PreconditionVerdict>;
+
+/** What one precondition check saw, with when and how long: the evidence of the compensator's decision. */
+export type PreconditionObservation =
+  | { readonly kind: 'none' }
+  | {
+      readonly kind: 'as_left' | 'already_compensated';
+      readonly at: Date;
+      readonly ms: number;
+    }
+  | { readonly kind: 'changed'; readonly at: Date; readonly ms: number; readonly changed: string }
+  | {
+      readonly kind: 'error';
+      readonly at: Date;
+      readonly ms: number;
+      readonly error: { readonly name: string; readonly message: string };
+    };
+
+/** The forward step fields a precondition needs. */
+export type PreconditionTarget = Pick<
+  StepRow,
+  'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args' | 'external_ref' | 'result'
+>;
+
+/**
+ * Asks the forward tool's `precondition` about `step`'s effect, bounded by the tool's `timeoutMs` (a check
+ * that hangs is an error, never a verdict). `none` when the tool declares no precondition (the compensation
+ * is sent as before). Never throws. Runs outside any transaction: it calls the real system.
+ */
+export async function checkPrecondition(
+  tool: AnyTool,
+  step: PreconditionTarget,
+  log: Logger,
+): Promise<PreconditionObservation> {
+  const check = tool.precondition;
+  if (!check) return { kind: 'none' };
+  const at = new Date();
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
+  const signal = AbortSignal.timeout(tool.timeoutMs);
+  const ctx: LookupContext = {
+    idempotencyKey: step.idempotency_key,
+    runId: step.run_id,
+    stepIdx: step.step_idx,
+    tenantId: step.tenant_id,
+    args: step.args,
+    signal,
+    logger: log,
+  };
+  try {
+    const verdict = await Promise.race([
+      check({ externalRef: step.external_ref, result: step.result }, ctx),
+      new Promise<never>((_, reject) =>
+        signal.addEventListener(
+          'abort',
+          () => reject(new Error(`precondition timed out after ${tool.timeoutMs} ms`)),
+          { once: true },
+        ),
+      ),
+    ]);
+    if (verdict === 'as_left' || verdict === 'already_compensated') return { kind: verdict, at, ms: ms() };
+    return { kind: 'changed', at, ms: ms(), changed: verdict.changed };
+  } catch (err) {
+    log.warn({ err }, 'precondition check failed');
+    const e = err instanceof Error ? err : new Error(String(err));
+    return { kind: 'error', at, ms: ms(), error: { name: e.name, message: e.message } };
+  }
+}
+
+/** The JSON detail of a compensation event for `o`: when, how long, what the target looked like. */
+export function preconditionEvidence(o: PreconditionObservation): Record<string, unknown> {
+  switch (o.kind) {
+    case 'none':
+      return { precondition: 'none' };
+    case 'as_left':
+    case 'already_compensated':
+      return { precondition: o.kind, at: o.at.toISOString(), ms: o.ms };
+    case 'changed':
+      return { precondition: 'changed', at: o.at.toISOString(), ms: o.ms, changed: o.changed };
+    case 'error':
+      return { precondition: 'error', at: o.at.toISOString(), ms: o.ms, error: o.error };
+    default: {
+      const never: never = o;
+      throw new Error(`unhandled precondition ${JSON.stringify(never)}`);
+    }
+  }
+}

@@ -17,3 +17,9 @@ export {
   type CompensatorWorker,
   type CompensatorWorkerDeps,
 } from './worker/compensator-worker.js';
+export {
+  createCompensatorMetrics,
+  CompensationOutcome,
+  ManualInterventionKind,
+  type CompensatorMetrics,
+} from './metrics/compensator-metrics.js';

@@ -13,7 +13,7 @@ import {
   startApiHarness,
   type ApiHarness,
 } from '../../dispatcher/test/api-harness.js';
-import { effectsFor, injectFault } from '../../../test/fixtures/effect-tools.js';
+import { effectsFor, injectFault, setEffectState } from '../../../test/fixtures/effect-tools.js';
 import {
   killAll,
   startRole,
@@ -257,6 +257,63 @@ describe('unwind', () => {
     await executeStep(h, 'u-done', 1, { to: 'CONFIRMED' });
     const done = await request(h, 'POST', '/v1/runs/u-done/complete');
     expect(done).toMatchObject({ status: 200, body: { status: 'COMPLETED' } });
+  });
+
+  it('precondition: a note a person already deleted is compensated with that evidence; nothing is sent', async () => {
+    await confirmedRun('u-pre-done', 1);
+    await setEffectState(h.raw, stepKey('u-pre-done', 0, 'create_note'), 'deleted');
+    await unwind('u-pre-done');
+    const run = await terminal('u-pre-done');
+    expect(run.status).toBe('COMPENSATED');
+    expect((run.steps as { compensationStatus: string }[])[0]?.compensationStatus).toBe('compensated');
+    expect(await effectsFor(h.raw, compKey('u-pre-done', 0))).toHaveLength(0);
+    const events = await h.env.db
+      .selectFrom('step_events')
+      .select(['cause', 'detail'])
+      .where('run_id', '=', 'u-pre-done')
+      .where('kind', '=', 'compensation')
+      .where('to_status', '=', 'compensated')
+      .execute();
+    expect(events).toEqual([
+      {
+        cause: 'precondition: the target is already in the compensated state; nothing sent',
+        detail: expect.objectContaining({
+          precondition: 'already_compensated',
+          forwardTool: 'create_note',
+        }) as unknown,
+      },
+    ]);
+    const comp = await h.env.db
+      .selectFrom('compensations')
+      .select('attempts')
+      .where('run_id', '=', 'u-pre-done')
+      .executeTakeFirstOrThrow();
+    expect(comp.attempts).toBe(0);
+  });
+
+  it('precondition: a note changed otherwise is not overwritten; a case, the run MANUAL_INTERVENTION', async () => {
+    await confirmedRun('u-pre-edit', 2);
+    await setEffectState(h.raw, stepKey('u-pre-edit', 0, 'create_note'), 'edited');
+    await unwind('u-pre-edit');
+    const run = await terminal('u-pre-edit');
+    expect(run.status).toBe('MANUAL_INTERVENTION');
+    expect(run.statusReason).toContain('the target changed since the forward step');
+    const steps = run.steps as { compensationStatus: string }[];
+    expect(steps.map((s) => s.compensationStatus)).toEqual(['failed', 'compensated']);
+    // Step 1 (untouched) is undone; step 0's note is left as the person left it.
+    expect(await effectsFor(h.raw, compKey('u-pre-edit', 1))).toHaveLength(1);
+    expect(await effectsFor(h.raw, compKey('u-pre-edit', 0))).toHaveLength(0);
+    const cases = run.cases as { stepIdx: number; reason: string; evidence: { error: unknown } }[];
+    expect(cases).toEqual([
+      expect.objectContaining({
+        stepIdx: 0,
+        reason: expect.stringContaining('is edited, was open') as unknown,
+        evidence: expect.objectContaining({
+          attempts: 0,
+          error: expect.objectContaining({ name: 'PreconditionChanged', precondition: 'changed' }) as unknown,
+        }) as unknown,
+      }),
+    ]);
   });
 
   it('a compensator SIGKILLed after a compensation took effect: a fresh one finishes, nothing twice', async () => {

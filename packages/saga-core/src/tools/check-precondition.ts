@@ -19,10 +19,7 @@ export interface ForwardEffect {
  * - `{ changed }`: the target changed in another way (edited, partly refunded): the compensation must not
  *   overwrite it; `changed` says what was seen, for the person who decides.
  */
-export type PreconditionVerdict =
-  | 'as_left'
-  | 'already_compensated'
-  | { readonly changed: string };
+export type PreconditionVerdict = 'as_left' | 'already_compensated' | { readonly changed: string };
 
 /**
  * The `precondition` of a forward tool: reads the target of `forward` now. `ctx` is the forward step's

@@ -12,10 +12,13 @@ import {
   drainOnSignal,
   exitOnStartFailure,
   loadToolRegistry,
+  startMetricsServer,
+  stopMetricsServer,
   type DbOptions,
   type Logger,
 } from '@agent-saga/core';
 import { loadCompensatorConfig } from '../config.js';
+import { createCompensatorMetrics } from '../metrics/compensator-metrics.js';
 import { createUnwindQueue } from '../queue/unwind-queue.js';
 import { createCompensatorWorker } from '../worker/compensator-worker.js';
 
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     const connection = { url: config.REDIS_URL, maxRetriesPerRequest: null };
     const queue = createUnwindQueue(connection, config.SAGA_QUEUE_PREFIX);
+    const metrics = createCompensatorMetrics(db);
     const compensator = createCompensatorWorker({
       db,
       schema: config.SAGA_DB_SCHEMA,
@@ -45,12 +49,16 @@ async function main(): Promise<void> {
       connection,
       queue,
       listenDb: dbOptions,
+      metrics,
     });
     await compensator.start();
+    const metricsServer =
+      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
     drainOnSignal({
       logger,
       async drain() {
         await compensator.close(config.COMPENSATOR_DRAIN_MS);
+        if (metricsServer) await stopMetricsServer(metricsServer);
         await queue.close();
         await db.destroy();
       },
@@ -61,6 +69,7 @@ async function main(): Promise<void> {
         workerId: compensator.workerId,
         concurrency: config.COMPENSATOR_CONCURRENCY,
         schema: config.SAGA_DB_SCHEMA,
+        metricsPort: config.METRICS_PORT,
       },
       'compensator started',
     );

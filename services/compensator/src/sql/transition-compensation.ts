@@ -24,6 +24,11 @@ export interface CompensationTransition {
   readonly onlyFrom?: readonly CompensationStatus[];
   /** Extra guard: the attempt's lease owner must be this. */
   readonly leaseOwner?: string;
+  /**
+   * Extra guard: the attempt count the caller saw. With `onlyFrom` this is the row's version: a status
+   * alone can come back (failed → running → failed by a second compensator), the count never does.
+   */
+  readonly atAttempts?: number;
 }
 
 /**
@@ -32,7 +37,7 @@ export interface CompensationTransition {
  *
  * ```sql
  * UPDATE compensations SET status = $to, … WHERE run_id = $run AND step_idx = $step
- *    AND status = ANY($allowedFrom) [AND lease_owner = $owner] RETURNING *;
+ *    AND status = ANY($allowedFrom) [AND lease_owner = $owner] [AND attempts = $seen] RETURNING *;
  * UPDATE saga_log SET compensation_status = $to WHERE run_id = $run AND step_idx = $step;
  * INSERT INTO step_events (kind = 'compensation', from, to, cause, detail);
  * ```
@@ -60,6 +65,7 @@ export async function transitionCompensation(
     .where('step_idx', '=', t.stepIdx)
     .where('status', 'in', from.length ? from : ['__none__' as CompensationStatus]);
   if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
+  if (t.atAttempts !== undefined) q = q.where('attempts', '=', t.atAttempts);
   const row = prev ? await q.returningAll().executeTakeFirst() : undefined;
   if (!row)
     throw new InvalidTransitionError(t.runId, t.stepIdx, prev?.status ?? null, `compensation ${t.to}`);

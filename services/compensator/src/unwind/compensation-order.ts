@@ -10,7 +10,8 @@ export function dependenciesOf(step: StepRow, all: readonly StepRow[]): readonly
 
 /** Whether a compensation may run now as far as its own state goes (due, not held by an attempt). */
 function due(c: CompensationRow, now: Date): boolean {
-  if (c.status === CompensationStatus.PENDING) return true;
+  // A pending compensation is due at once, unless its precondition could not be read (re-check at `next_attempt_at`).
+  if (c.status === CompensationStatus.PENDING) return c.next_attempt_at === null || c.next_attempt_at <= now;
   if (c.status === CompensationStatus.UNKNOWN || c.status === CompensationStatus.FAILED)
     return c.next_attempt_at !== null && c.next_attempt_at <= now;
   return false;
@@ -66,6 +67,7 @@ export function planUnwind(
     (c) =>
       c.status === CompensationStatus.RUNNING ||
       c.status === CompensationStatus.UNKNOWN ||
+      (c.status === CompensationStatus.PENDING && c.next_attempt_at !== null && c.next_attempt_at > now) ||
       (c.status === CompensationStatus.FAILED && !isExhausted(c)),
   );
   const dues = waiting.map((c) => c.next_attempt_at ?? c.lease_until).filter((d): d is Date => d !== null);

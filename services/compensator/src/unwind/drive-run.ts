@@ -64,6 +64,7 @@ export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): P
     if (plan.settled) {
       try {
         const done = await d.db.transaction().execute((trx) => finishRun(trx, steps, comps));
+        d.metrics?.runsFinished.inc({ status: done.status });
         log.info({ status: done.status, reason: done.status_reason }, 'unwind finished');
       } catch (err) {
         if (!(err instanceof InvalidRunTransitionError)) throw err;

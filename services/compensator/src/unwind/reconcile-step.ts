@@ -12,6 +12,7 @@ import {
   type StepRow,
   type TransitionInput,
 } from '@agent-saga/core';
+import { ManualInterventionKind } from '../metrics/compensator-metrics.js';
 import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
 
 /** What became of one unsettled step: `settled` (it moved), or `waiting` for evidence or an executor. */
@@ -81,16 +82,18 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
     const since = step.last_attempt_at ?? step.updated_at;
     if (Date.now() - since.getTime() < unknownWaitMs(d.config, lagMs)) return 'waiting';
     log.warn({ reason }, 'step stays unknown past its wait: manual intervention');
-    return write((trx) =>
-      transitionStep(trx, {
+    return write(async (trx) => {
+      await transitionStep(trx, {
         ...at,
         ...guard,
         to: StepStatus.MANUAL_INTERVENTION,
         cause: `compensator: outcome still unknown: ${reason}`,
         detail: evidence,
         patch: clearLease,
-      }),
-    );
+      });
+      // Counted only when the compare-and-set held (a conflict throws before this line).
+      d.metrics?.manualInterventions.inc({ kind: ManualInterventionKind.STEP_UNKNOWN });
+    });
   };
   if (!tool) return giveUp(`tool ${step.tool} is not registered in this compensator`, {});
 

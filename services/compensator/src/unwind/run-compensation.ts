@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   appendStepEvent,
+  checkPrecondition,
   classifyToolError,
   CompensationStatus,
   CrashPoint,
@@ -9,6 +10,7 @@ import {
   lookupByKey,
   lookupEvidence,
   parseArgs,
+  preconditionEvidence,
   resolveRefs,
   StepEventKind,
   StepStatus,
@@ -16,6 +18,7 @@ import {
   type StepRow,
 } from '@agent-saga/core';
 import { callTool } from '@agent-saga/dispatcher';
+import { CompensationOutcome, ManualInterventionKind } from '../metrics/compensator-metrics.js';
 import { transitionCompensation, type CompensationTransition } from '../sql/transition-compensation.js';
 import { backoffMs } from './backoff.js';
 import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
@@ -27,13 +30,22 @@ import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
  *    evidence; nothing is sent (a refund already made, a ticket a person already closed under our key).
  *    After an unknown attempt a "not found" is believed only past the tool's lookupLagMs and a re-check;
  *    before that the compensation waits (never a second refund).
- * 2. The stored command, its `ref(key)` placeholders resolved to the external refs of the run's CONFIRMED
+ * 2. The precondition, when the forward tool declares one (`checkPrecondition`): the target as the forward
+ *    step left it → go on; already in the compensated state → compensated with that evidence, nothing
+ *    sent; changed in another way → nothing sent, the compensation fails for good (a case: the run ends
+ *    MANUAL_INTERVENTION). A check that cannot read the target waits, like an unknown outcome.
+ * 3. The stored command, its `ref(key)` placeholders resolved to the external refs of the run's CONFIRMED
  *    steps, parsed by the compensation tool's schema. A command that cannot be made fails for good.
- * 3. The intent: → running with a lease and the attempt counted, committed BEFORE the call.
- * 4. The call, with the compensation key and the tool's timeout.
- * 5. The outcome, under this attempt's lease: compensated; failed (refused: retried with the same key
+ * 4. The intent: → running with a lease and the attempt counted, committed BEFORE the call.
+ * 5. The call, with the compensation key and the tool's timeout.
+ * 6. The outcome, under this attempt's lease: compensated; failed (refused: retried with the same key
  *    after a backoff with jitter, within COMPENSATION_MAX_ATTEMPTS); unknown (anything else: looked up
  *    by key next time).
+ *
+ * Two compensators may pass over one compensation at once (a stalled job handed on, a NOTIFY and a sweep):
+ * every move from what this pass read is a compare-and-set on the status AND the attempt count it read,
+ * so a pass that read a row before another attempt came and went (failed → running → failed) writes
+ * nothing and sends nothing; moves after the call are guarded by this attempt's lease.
  */
 export async function runCompensation(
   d: UnwindDeps,
@@ -55,14 +67,35 @@ export async function runCompensation(
       throw err;
     }
   };
-  const giveUp = (reason: string, detail: Record<string, unknown> = {}) =>
-    move({
+  /** The guard of every move made from what this pass read (see above). */
+  const seenRow = { onlyFrom: [comp.status], atAttempts: comp.attempts } as const;
+  const counted = (outcome: CompensationOutcome) =>
+    d.metrics?.compensations.inc({ tool: comp.tool ?? '(none)', outcome });
+  const giveUp = async (
+    reason: string,
+    detail: Record<string, unknown> = {},
+    outcome: CompensationOutcome = CompensationOutcome.GAVE_UP,
+    error: Record<string, unknown> | null = null,
+  ) => {
+    const moved = await move({
+      ...seenRow,
       to: CompensationStatus.FAILED,
-      onlyFrom: [comp.status],
       cause: `compensator: needs a person: ${reason}`,
       detail,
-      patch: { next_attempt_at: null, reason, lease_until: null, lease_owner: null },
+      patch: {
+        next_attempt_at: null,
+        reason,
+        lease_until: null,
+        lease_owner: null,
+        ...(error ? { error: JSON.stringify(error) } : {}),
+      },
     });
+    if (moved) {
+      counted(outcome);
+      d.metrics?.manualInterventions.inc({ kind: ManualInterventionKind.COMPENSATION });
+    }
+    return moved;
+  };
 
   const tool = comp.tool ? d.registry.get(comp.tool) : undefined;
   if (!tool || !comp.idempotency_key)
@@ -81,15 +114,15 @@ export async function runCompensation(
   if (seen.kind === 'absent' && comp.status === CompensationStatus.UNKNOWN) {
     const believableAt = new Date((comp.last_attempt_at ?? comp.updated_at).getTime() + tool.lookupLagMs);
     if (believableAt > new Date())
-      return void (await recheckLater(d, comp, believableAt, 'not found within the tool lookup lag'));
+      return recheckLater(d, comp, believableAt, 'not found within the tool lookup lag');
     await sleep(d.config.LOOKUP_RECHECK_MS);
     seen = await lookupByKey(tool, target, log);
   }
   if (seen.kind === 'found') {
     const { effect } = seen;
-    await move({
+    const moved = await move({
+      ...seenRow,
       to: CompensationStatus.COMPENSATED,
-      onlyFrom: [comp.status],
       cause:
         comp.status === CompensationStatus.PENDING
           ? 'precondition: already compensated (found by the compensation key); nothing sent'
@@ -101,6 +134,7 @@ export async function runCompensation(
         next_attempt_at: null,
       },
     });
+    if (moved) counted(CompensationOutcome.FOUND_BY_KEY);
     return;
   }
   if (comp.status === CompensationStatus.UNKNOWN && seen.kind === 'error') {
@@ -110,19 +144,55 @@ export async function runCompensation(
         `outcome unknown and lookups fail: ${seen.error.message}`,
         lookupEvidence(seen),
       ));
-    return void (await recheckLater(
-      d,
-      comp,
-      new Date(Date.now() + backoffMs(d.config, comp.attempts)),
-      'lookup failed',
-    ));
+    return recheckLater(d, comp, new Date(Date.now() + backoffMs(d.config, comp.attempts)), 'lookup failed');
   }
   if (comp.attempts >= d.config.COMPENSATION_MAX_ATTEMPTS)
     return void (await giveUp(
       `${comp.attempts} attempts, none confirmed (budget ${d.config.COMPENSATION_MAX_ATTEMPTS})`,
     ));
 
-  // 2. The stored command, made concrete.
+  // 2. The precondition on the target, as the forward step left it.
+  const forward = steps.find((s) => s.step_idx === comp.step_idx);
+  const forwardTool = forward ? d.registry.get(forward.tool) : undefined;
+  if (forward && forwardTool) {
+    const pre = await checkPrecondition(forwardTool, forward, log);
+    const evidence = {
+      ...preconditionEvidence(pre),
+      forwardTool: forward.tool,
+      target: forward.external_ref,
+    };
+    if (pre.kind === 'already_compensated') {
+      const moved = await move({
+        ...seenRow,
+        to: CompensationStatus.COMPENSATED,
+        cause: 'precondition: the target is already in the compensated state; nothing sent',
+        detail: evidence,
+        patch: { next_attempt_at: null, result: JSON.stringify(evidence) },
+      });
+      if (moved) counted(CompensationOutcome.ALREADY_COMPENSATED);
+      return;
+    }
+    if (pre.kind === 'changed')
+      return void (await giveUp(
+        `the target changed since the forward step (${pre.changed}); not overwritten`,
+        evidence,
+        CompensationOutcome.TARGET_CHANGED,
+        { name: 'PreconditionChanged', message: pre.changed, ...evidence },
+      ));
+    if (pre.kind === 'error') {
+      const since = comp.last_attempt_at ?? comp.created_at;
+      if (Date.now() - since.getTime() > unknownWaitMs(d.config, forwardTool.lookupLagMs))
+        return void (await giveUp(`the precondition cannot be read: ${pre.error.message}`, evidence));
+      return recheckLater(
+        d,
+        comp,
+        new Date(Date.now() + backoffMs(d.config, comp.attempts + 1)),
+        'precondition failed',
+      );
+    }
+  }
+
+  // 3. The stored command, made concrete.
   let args: Record<string, unknown>;
   try {
     args = parseArgs(
@@ -135,15 +205,15 @@ export async function runCompensation(
     throw err;
   }
 
-  // 3. The intent, before the call.
+  // 4. The intent, before the call.
   const leaseMs = tool.timeoutMs + d.config.COMPENSATOR_LEASE_MARGIN_MS;
   const claimed = await move({
+    ...seenRow,
     to: CompensationStatus.RUNNING,
-    onlyFrom: [comp.status],
     cause: 'compensator: attempt',
     detail: { attempt: comp.attempts + 1, worker: d.workerId, args },
     patch: {
-      // Guarded by the compare-and-set on the status this pass read, so `comp.attempts` is current.
+      // Guarded by the compare-and-set on the status and count this pass read: `comp.attempts` is current.
       attempts: comp.attempts + 1,
       lease_until: new Date(Date.now() + leaseMs),
       lease_owner: d.workerId,
@@ -153,7 +223,7 @@ export async function runCompensation(
   });
   if (!claimed) return;
 
-  // 4. The call, with the compensation's own key.
+  // 5. The call, with the compensation's own key.
   const call = await callTool(
     tool,
     args,
@@ -168,12 +238,13 @@ export async function runCompensation(
     d.shutdownSignal,
   );
   d.crash(CrashPoint.COMPENSATION_AFTER_TOOL_BEFORE_RECORD);
+  d.metrics?.latency.observe({ tool: tool.name, ok: String(call.ok) }, call.durationMs / 1000);
 
-  // 5. The outcome, under this attempt's lease.
+  // 6. The outcome, under this attempt's lease.
   const owned = { onlyFrom: [CompensationStatus.RUNNING], leaseOwner: d.workerId } as const;
   const clear = { lease_until: null, lease_owner: null };
   if (call.ok) {
-    await move({
+    const moved = await move({
       ...owned,
       to: CompensationStatus.COMPENSATED,
       cause: 'compensator: tool returned',
@@ -184,6 +255,7 @@ export async function runCompensation(
         result: JSON.stringify(call.effect.result ?? null),
       },
     });
+    if (moved) counted(CompensationOutcome.COMPENSATED);
     log.info({ tool: tool.name, attempt: claimed.attempts }, 'compensated');
     return;
   }
@@ -195,7 +267,7 @@ export async function runCompensation(
   const detail = { ...outcome.error, durationMs: Math.round(call.durationMs) };
   if (outcome.status === StepStatus.FAILED) {
     const exhausted = claimed.attempts >= d.config.COMPENSATION_MAX_ATTEMPTS;
-    await move({
+    const moved = await move({
       ...owned,
       to: CompensationStatus.FAILED,
       cause: exhausted
@@ -209,9 +281,11 @@ export async function runCompensation(
         reason: exhausted ? `refused ${claimed.attempts} times: ${outcome.error.message}` : null,
       },
     });
+    if (moved) counted(exhausted ? CompensationOutcome.GAVE_UP : CompensationOutcome.REFUSED);
+    if (moved && exhausted) d.metrics?.manualInterventions.inc({ kind: ManualInterventionKind.COMPENSATION });
     return;
   }
-  await move({
+  const unknown = await move({
     ...owned,
     to: CompensationStatus.UNKNOWN,
     cause: 'compensator: outcome unknown; will look it up by key',
@@ -224,9 +298,13 @@ export async function runCompensation(
       ),
     },
   });
+  if (unknown) counted(CompensationOutcome.UNKNOWN);
 }
 
-/** Leaves a compensation where it is, to be looked at again at `at`. */
+/**
+ * Leaves a compensation where it is, to be looked at again at `at` (no status change, so no event). Guarded
+ * by the status and attempt count this pass read: it never postpones an attempt made meanwhile.
+ */
 async function recheckLater(d: UnwindDeps, comp: CompensationRow, at: Date, why: string): Promise<void> {
   await d.db
     .updateTable('compensations')
@@ -234,6 +312,7 @@ async function recheckLater(d: UnwindDeps, comp: CompensationRow, at: Date, why:
     .where('run_id', '=', comp.run_id)
     .where('step_idx', '=', comp.step_idx)
     .where('status', '=', comp.status)
+    .where('attempts', '=', comp.attempts)
     .execute();
   d.logger.debug({ runId: comp.run_id, stepIdx: comp.step_idx, at, why }, 'compensation re-check scheduled');
 }

@@ -1,5 +1,6 @@
 import type { CrashPoint, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
 import type { CompensatorConfig } from '../config.js';
+import type { CompensatorMetrics } from '../metrics/compensator-metrics.js';
 
 /** What the unwind of a run is made from, passed explicitly (no module state). */
 export interface UnwindDeps {
@@ -13,6 +14,8 @@ export interface UnwindDeps {
   readonly logger: Logger;
   /** Fires when the process gives up draining: running compensations stop and record unknown. */
   readonly shutdownSignal: AbortSignal;
+  /** Counters of this process (absent in a process without a metrics endpoint). */
+  readonly metrics?: CompensatorMetrics;
 }
 
 /** How long an unknown outcome of a tool with `lookupLagMs` may wait for evidence before a person looks. */

@@ -50,7 +50,7 @@ describe('executor', () => {
     const { runId, key, row } = await call();
     expect(row.status).toBe('CONFIRMED');
     expect(row.external_ref).toMatch(/^FX-\d+$/);
-    expect(row.result).toEqual({ id: row.external_ref, tool: 'create_note' });
+    expect(row.result).toEqual({ id: row.external_ref, tool: 'create_note', state: 'open' });
     expect(row.attempts).toBe(1);
     expect(row.lease_until).toBeNull();
     expect(row.lease_owner).toBeNull();

@@ -80,7 +80,7 @@ describe('reconciler', () => {
     const [effect] = await effectsFor(fx, s.key);
     const row = await waitForStatus(env.db, s.key, [StepStatus.CONFIRMED], 10_000);
     expect(row.external_ref).toBe(`FX-${effect!.id}`);
-    expect(row.result).toEqual({ id: `FX-${effect!.id}`, tool: 'create_note' });
+    expect(row.result).toEqual({ id: `FX-${effect!.id}`, tool: 'create_note', state: 'open' });
     expect(row.reconcile_lease_owner).toBeNull();
     expect(await effectsFor(fx, s.key)).toHaveLength(1);
     expect((await transitionsOf(s)).at(-1)).toEqual([

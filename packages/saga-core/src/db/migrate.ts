@@ -24,9 +24,22 @@ export async function migrateToLatest(db: SagaDb, schema: string): Promise<reado
     migrationLockTableName: `${MIGRATION_TABLE}_lock`,
     migrationTableSchema: schema,
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
-  return results ?? [];
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return results ?? [];
+    if (attempt < 5 && isOtherSchemaDropped(error, schema)) continue;
+    throw error instanceof Error ? error : new Error('migration failed', { cause: error });
+  }
+}
+
+/**
+ * Kysely's migrator checks for its tables by introspecting every schema of the database. When another
+ * deployment (or test file) drops its own schema during that query, Postgres answers 3F000 naming that
+ * other schema; nothing of ours happened, and the whole migration (one transaction) can simply run again.
+ */
+function isOtherSchemaDropped(error: unknown, schema: string): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e?.code === '3F000' && typeof e.message === 'string' && !e.message.includes(`"${schema}"`);
 }
 
 /** The last migration applied, or null on an unmigrated schema. */

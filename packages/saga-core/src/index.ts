@@ -154,3 +154,4 @@ export type {
 } from './db/schema.js';
 export { requestUnwind, unwindChannel, type UnwindRequest } from './saga-log/request-unwind.js';
 export { completeRun } from './saga-log/complete-run.js';
+export { openSagaDb } from './process/open-saga-db.js';

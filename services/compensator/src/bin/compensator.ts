@@ -5,16 +5,14 @@
  * record; after COMPENSATOR_DRAIN_MS (or a second signal) they are aborted and record unknown.
  */
 import {
-  assertSchemaVersion,
   createCrashPoints,
-  createDb,
+  openSagaDb,
   createLogger,
   drainOnSignal,
   exitOnStartFailure,
   loadToolRegistry,
   startMetricsServer,
   stopMetricsServer,
-  type DbOptions,
   type Logger,
 } from '@agent-saga/core';
 import { loadCompensatorConfig } from '../config.js';
@@ -27,14 +25,7 @@ async function main(): Promise<void> {
   try {
     const config = loadCompensatorConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-compensator' });
-    const dbOptions: DbOptions = {
-      url: config.DATABASE_URL,
-      schema: config.SAGA_DB_SCHEMA,
-      poolSize: config.DB_POOL_SIZE,
-      applicationName: 'agent-saga-compensator',
-    };
-    const db = createDb(dbOptions);
-    await assertSchemaVersion(db);
+    const { db, dbOptions } = await openSagaDb(config, 'compensator', config.DB_POOL_SIZE);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     const connection = { url: config.REDIS_URL, maxRetriesPerRequest: null };
     const queue = createUnwindQueue(connection, config.SAGA_QUEUE_PREFIX);

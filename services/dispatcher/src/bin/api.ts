@@ -4,7 +4,7 @@
  * accepting (new requests get 503), calls waiting for an outcome answer 202 at once, requests under way
  * finish, then the pools close.
  */
-import { assertSchemaVersion, createDb, createLogger, loadToolRegistry, type Logger } from '@agent-saga/core';
+import { createLogger, loadToolRegistry, openSagaDb, type Logger } from '@agent-saga/core';
 import { buildApi } from '../api/build-api.js';
 import { loadDispatcherConfig } from '../config.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
@@ -17,13 +17,7 @@ async function main(): Promise<void> {
     const config = loadDispatcherConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-api' });
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
-    const db = createDb({
-      url: config.DATABASE_URL,
-      schema: config.SAGA_DB_SCHEMA,
-      poolSize: config.DB_POOL_SIZE,
-      applicationName: 'agent-saga-api',
-    });
-    await assertSchemaVersion(db);
+    const { db } = await openSagaDb(config, 'api', config.DB_POOL_SIZE);
     const queue = createExecuteQueue(bullmqConnection(config.REDIS_URL), config.SAGA_QUEUE_PREFIX);
     const { app } = await buildApi({ db, schema: config.SAGA_DB_SCHEMA, registry, queue, config, logger });
     await app.listen({ host: config.HOST, port: config.PORT });

@@ -4,14 +4,7 @@
  * queue), running calls finish and record; after EXECUTOR_DRAIN_MS (or a second signal) they are aborted
  * and record UNKNOWN.
  */
-import {
-  assertSchemaVersion,
-  createCrashPoints,
-  createDb,
-  createLogger,
-  loadToolRegistry,
-  type Logger,
-} from '@agent-saga/core';
+import { createCrashPoints, openSagaDb, createLogger, loadToolRegistry, type Logger } from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
 import { createExecutorWorker } from '../executor/executor-worker.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
@@ -24,13 +17,7 @@ async function main(): Promise<void> {
   try {
     const config = loadDispatcherConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-executor' });
-    const db = createDb({
-      url: config.DATABASE_URL,
-      schema: config.SAGA_DB_SCHEMA,
-      poolSize: config.DB_POOL_SIZE,
-      applicationName: 'agent-saga-executor',
-    });
-    await assertSchemaVersion(db);
+    const { db } = await openSagaDb(config, 'executor', config.DB_POOL_SIZE);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     const metrics = createWorkerMetrics('executor');
     const executor = createExecutorWorker({

@@ -2,14 +2,7 @@
  * Entry point of an outbox relay process: `node --import tsx services/dispatcher/src/bin/relay.ts`.
  * Any number may run at once. SIGTERM stops claiming and lets the batch under way publish and mark.
  */
-import {
-  assertSchemaVersion,
-  createCrashPoints,
-  createDb,
-  createLogger,
-  type DbOptions,
-  type Logger,
-} from '@agent-saga/core';
+import { createCrashPoints, openSagaDb, createLogger, type Logger } from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
 import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
@@ -23,14 +16,7 @@ async function main(): Promise<void> {
   try {
     const config = loadDispatcherConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-relay' });
-    const dbOptions: DbOptions = {
-      url: config.DATABASE_URL,
-      schema: config.SAGA_DB_SCHEMA,
-      poolSize: Math.min(config.DB_POOL_SIZE, 4),
-      applicationName: 'agent-saga-relay',
-    };
-    const db = createDb(dbOptions);
-    await assertSchemaVersion(db);
+    const { db, dbOptions } = await openSagaDb(config, 'relay', Math.min(config.DB_POOL_SIZE, 4));
     const queue = createExecuteQueue(bullmqConnection(config.REDIS_URL), config.SAGA_QUEUE_PREFIX);
     const metrics = createWorkerMetrics('relay');
     const relay = createOutboxRelay({

@@ -4,8 +4,7 @@
  * sweep or claim starts, the lookups under way finish and record, then the process exits 0.
  */
 import {
-  assertSchemaVersion,
-  createDb,
+  openSagaDb,
   createLogger,
   drainOnSignal,
   exitOnStartFailure,
@@ -25,13 +24,7 @@ async function main(): Promise<void> {
   try {
     const config = loadReconcilerConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-reconciler' });
-    const db = createDb({
-      url: config.DATABASE_URL,
-      schema: config.SAGA_DB_SCHEMA,
-      poolSize: config.DB_POOL_SIZE,
-      applicationName: 'agent-saga-reconciler',
-    });
-    await assertSchemaVersion(db);
+    const { db } = await openSagaDb(config, 'reconciler', config.DB_POOL_SIZE);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     const connection = bullmqConnection(config.REDIS_URL);
     const queue = createReconcileQueue(connection, config.SAGA_QUEUE_PREFIX);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { StepRow } from '../db/schema.js';
+import { askRealSystem } from './ask-real-system.js';
 import type { AnyTool, LookupContext } from './define-tool.js';
 
 /**
@@ -61,37 +62,14 @@ export async function checkPrecondition(
 ): Promise<PreconditionObservation> {
   const check = tool.precondition;
   if (!check) return { kind: 'none' };
-  const at = new Date();
-  const started = performance.now();
-  const ms = () => Math.round(performance.now() - started);
-  const signal = AbortSignal.timeout(tool.timeoutMs);
-  const ctx: LookupContext = {
-    idempotencyKey: step.idempotency_key,
-    runId: step.run_id,
-    stepIdx: step.step_idx,
-    tenantId: step.tenant_id,
-    args: step.args,
-    signal,
-    logger: log,
-  };
-  try {
-    const verdict = await Promise.race([
-      check({ externalRef: step.external_ref, result: step.result }, ctx),
-      new Promise<never>((_, reject) =>
-        signal.addEventListener(
-          'abort',
-          () => reject(new Error(`precondition timed out after ${tool.timeoutMs} ms`)),
-          { once: true },
-        ),
-      ),
-    ]);
-    if (verdict === 'as_left' || verdict === 'already_compensated') return { kind: verdict, at, ms: ms() };
-    return { kind: 'changed', at, ms: ms(), changed: verdict.changed };
-  } catch (err) {
-    log.warn({ err }, 'precondition check failed');
-    const e = err instanceof Error ? err : new Error(String(err));
-    return { kind: 'error', at, ms: ms(), error: { name: e.name, message: e.message } };
-  }
+  const a = await askRealSystem(tool, step, log, 'precondition', (ctx) =>
+    check({ externalRef: step.external_ref, result: step.result }, ctx),
+  );
+  if (!a.ok) return { kind: 'error', at: a.at, ms: a.ms, error: a.error };
+  const verdict = a.value;
+  if (verdict === 'as_left' || verdict === 'already_compensated')
+    return { kind: verdict, at: a.at, ms: a.ms };
+  return { kind: 'changed', at: a.at, ms: a.ms, changed: verdict.changed };
 }
 
 /** The JSON detail of a compensation event for `o`: when, how long, what the target looked like. */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { StepRow } from '../db/schema.js';
-import type { AnyTool, LookupContext, ToolEffect } from './define-tool.js';
+import { askRealSystem, type AskTarget } from './ask-real-system.js';
+import type { AnyTool, ToolEffect } from './define-tool.js';
 
 /**
  * What one `lookup(key)` saw, with when it was asked and how long it took: the evidence a decision about
@@ -20,7 +20,7 @@ export type LookupObservation =
     };
 
 /** The step fields a lookup needs. */
-export type LookupTarget = Pick<StepRow, 'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args'>;
+export type LookupTarget = AskTarget;
 
 /**
  * Asks `tool.lookup` for the effect made under the step's key, bounded by the tool's `timeoutMs` (a lookup
@@ -32,33 +32,19 @@ export async function lookupByKey(
   step: LookupTarget,
   log: Logger,
 ): Promise<LookupObservation> {
-  const at = new Date();
-  const started = performance.now();
-  const ms = () => Math.round(performance.now() - started);
   const lookup = tool.lookup;
   if (!lookup)
-    return { kind: 'error', at, ms: 0, error: { name: 'Error', message: `tool ${tool.name} has no lookup` } };
-  const signal = AbortSignal.timeout(tool.timeoutMs);
-  const ctx: LookupContext = {
-    idempotencyKey: step.idempotency_key,
-    runId: step.run_id,
-    stepIdx: step.step_idx,
-    tenantId: step.tenant_id,
-    args: step.args,
-    signal,
-    logger: log,
-  };
-  try {
-    const effect = await Promise.race([
-      lookup(step.idempotency_key, ctx),
-      rejectOnAbort(signal, tool.timeoutMs),
-    ]);
-    return effect ? { kind: 'found', at, ms: ms(), effect } : { kind: 'absent', at, ms: ms() };
-  } catch (err) {
-    log.warn({ err }, 'lookup failed');
-    const e = err instanceof Error ? err : new Error(String(err));
-    return { kind: 'error', at, ms: ms(), error: { name: e.name, message: e.message } };
-  }
+    return {
+      kind: 'error',
+      at: new Date(),
+      ms: 0,
+      error: { name: 'Error', message: `tool ${tool.name} has no lookup` },
+    };
+  const a = await askRealSystem(tool, step, log, 'lookup', (ctx) => lookup(step.idempotency_key, ctx));
+  if (!a.ok) return { kind: 'error', at: a.at, ms: a.ms, error: a.error };
+  return a.value
+    ? { kind: 'found', at: a.at, ms: a.ms, effect: a.value }
+    : { kind: 'absent', at: a.at, ms: a.ms };
 }
 
 /** The JSON detail of a LOOKUP event for `o`: when, how long, what it saw. */
@@ -80,12 +66,4 @@ export function lookupEvidence(o: LookupObservation): Record<string, unknown> {
       throw new Error(`unhandled observation ${JSON.stringify(never)}`);
     }
   }
-}
-
-function rejectOnAbort(signal: AbortSignal, timeoutMs: number): Promise<never> {
-  return new Promise((_, reject) => {
-    const fail = () => reject(new Error(`lookup timed out after ${timeoutMs} ms`));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
 }

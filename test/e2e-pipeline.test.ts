@@ -176,15 +176,17 @@ describe('resume from the log', () => {
   it('a fresh agent with no transcript continues at the next step and never repeats a confirmed one', async () => {
     const { runId } = await saga.createRun({ runId: 'e2e-resume' });
     const before = saga.run(runId);
-    await before.call('create_note', { orderId: 'r1', text: 'one' });
+    // The executor restarted by the crash test may still be starting on a loaded machine: wait long enough.
+    const wait = { waitMs: 30_000 };
+    await before.call('create_note', { orderId: 'r1', text: 'one' }, wait);
     await before.call('echo', { text: 'pure calls take no step' });
-    await before.call('create_note', { orderId: 'r2', text: 'two' });
+    await before.call('create_note', { orderId: 'r2', text: 'two' }, wait);
 
     // A new process: nothing but the run id.
     const resumed = saga.run(runId);
     await resumed.sync();
     expect(resumed.nextStepIdx).toBe(2);
-    const third = await resumed.call('create_note', { orderId: 'r3', text: 'three' });
+    const third = await resumed.call('create_note', { orderId: 'r3', text: 'three' }, wait);
     expect(third).toMatchObject({ status: 'CONFIRMED', stepIdx: 2 });
     // Replaying the transcript's first call at its index is a replay, not a second effect.
     const replay = await saga.call(runId, 'create_note', { orderId: 'r1', text: 'one' }, { stepIdx: 0 });

@@ -4,7 +4,7 @@ import { createStatementGroup, type StatementGroup } from '../grouping/statement
 /**
  * The delivered marks of concurrent responses, grouped: each response that carries a settled outcome
  * submits its step, and the marks (with the cursor moves they cause) of the responses ready at the same
- * time commit as one query and one commit (see `markOutcomesDelivered`). The response is sent only after
+ * time commit in one transaction (see `markOutcomesDelivered`). The response is sent only after
  * its mark committed, so the cursor never moves past an outcome the caller did not receive, and a caller
  * that got the answer finds the cursor moved.
  */

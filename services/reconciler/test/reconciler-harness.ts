@@ -3,8 +3,6 @@
  * schema and queue prefix, and unsettled steps written straight into the saga log with core's own
  * operations (intent, executor claim, UNKNOWN), as an executor that died or met a 504 would leave them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { claimStep, StepStatus, transitionStep, type StepRow } from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
@@ -12,10 +10,9 @@ import {
   createIntent,
   EFFECT_TOOLS,
   readStep,
-  REPO_ROOT,
+  startRole,
+  type RoleProcess,
 } from '../../../test/fixtures/dispatcher-processes.js';
-
-const ENTRY = resolve(REPO_ROOT, 'services/reconciler/src/bin/reconciler.ts');
 
 /** Short intervals so a test sees several sweeps per second. */
 export const TEST_RECONCILER_ENV: Readonly<Record<string, string>> = {
@@ -31,37 +28,11 @@ export const TEST_RECONCILER_ENV: Readonly<Record<string, string>> = {
 };
 
 /** A reconciler child process. */
-export interface ReconcilerProcess {
-  readonly child: ChildProcess;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** stdout and stderr so far (JSON log lines). */
-  output(): string;
-  /** Sends `signal` (default SIGTERM) and waits for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+export type ReconcilerProcess = RoleProcess;
 
 /** Starts `node --import tsx services/reconciler/src/bin/reconciler.ts` with the test file's environment. */
 export function startReconciler(env: TestEnv, extra: Record<string, string> = {}): ReconcilerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env.env, ...TEST_RECONCILER_ENV, ...extra },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    child.once('exit', (code, signal) => res({ code, signal })),
-  );
-  return {
-    child,
-    exited,
-    output: () => out,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
+  return startRole(env, 'reconciler', { ...TEST_RECONCILER_ENV, ...extra });
 }
 
 /** Waits until the process has logged `msg` (a pino `msg` field). */

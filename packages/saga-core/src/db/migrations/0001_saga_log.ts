@@ -4,14 +4,18 @@ import {
   RunStatus,
   StepEventKind,
   StepStatus,
+  TERMINAL_RUN_STATUSES,
   TokenRole,
   ToolClass,
+  UNRESOLVED_STEP_STATUSES,
   valuesOf,
 } from '../../statuses.js';
+import { checkIn, sqlLiterals } from './sql-lists.js';
 
-/** `CHECK (col IN (...))` derived from a status object, never typed out again. */
-const checkIn = (col: string, values: readonly string[]) =>
-  sql.raw(`CHECK (${col} IN (${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')}))`);
+/** Runs not yet in a terminal state: what a stuck-run scan reads. */
+const OPEN_RUN_STATUSES = valuesOf(RunStatus).filter(
+  (s) => !(TERMINAL_RUN_STATUSES as readonly string[]).includes(s),
+);
 
 /**
  * The saga log. Partial indexes keep sweeps of unsettled rows (INTENDED, UNKNOWN) and unpublished outbox
@@ -30,7 +34,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at    timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
   await sql`CREATE INDEX runs_tenant_created ON runs (tenant_id, created_at DESC)`.execute(db);
-  await sql`CREATE INDEX runs_open ON runs (updated_at) WHERE status IN ('RUNNING', 'AWAITING_APPROVAL', 'COMPENSATING')`.execute(
+  await sql`CREATE INDEX runs_open ON runs (updated_at) WHERE status IN (${sql.raw(sqlLiterals(OPEN_RUN_STATUSES))})`.execute(
     db,
   );
 
@@ -64,7 +68,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (run_id, step_idx)
     )`.execute(db);
   // So sweeps (reconciler, lease expiry) touch only unsettled rows.
-  await sql`CREATE INDEX saga_log_unsettled ON saga_log (lease_until NULLS FIRST, updated_at) WHERE status IN ('INTENDED', 'UNKNOWN')`.execute(
+  await sql`CREATE INDEX saga_log_unsettled ON saga_log (lease_until NULLS FIRST, updated_at) WHERE status IN (${sql.raw(sqlLiterals(UNRESOLVED_STEP_STATUSES))})`.execute(
     db,
   );
   await sql`CREATE INDEX saga_log_tenant ON saga_log (tenant_id, run_id)`.execute(db);

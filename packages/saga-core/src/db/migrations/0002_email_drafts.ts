@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { EmailDraftStatus, valuesOf } from '../../statuses.js';
+import { sqlLiterals } from './sql-lists.js';
 
 /**
  * Email drafts kept by the harness itself (Resend has no drafts). `create_email_draft` inserts under its
@@ -10,9 +11,7 @@ import { EmailDraftStatus, valuesOf } from '../../statuses.js';
  * `"to"` is quoted: TO is a reserved word in Postgres (Kysely quotes every identifier it writes).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  const statuses = valuesOf(EmailDraftStatus)
-    .map((s) => `'${s.replace(/'/g, "''")}'`)
-    .join(', ');
+  const statuses = sqlLiterals(valuesOf(EmailDraftStatus));
   await sql`
     CREATE TABLE email_drafts (
       draft_id        text PRIMARY KEY,

@@ -1,9 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { CompensationStatus, ReviewStatus, StepEventKind, valuesOf } from '../../statuses.js';
-
-/** `CHECK (col IN (...))` derived from a status object, never typed out again. */
-const checkIn = (col: string, values: readonly string[]) =>
-  sql.raw(`CHECK (${col} IN (${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')}))`);
+import { checkIn } from './sql-lists.js';
 
 /**
  * The compensator's tables.

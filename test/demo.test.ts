@@ -1,21 +1,33 @@
 /**
- * `pnpm demo` as a smoke test: the whole story (sandbox, dispatcher roles, reconciler and compensator as
- * real processes; the scripted agent; the naive agent) must exit 0 and print both ledgers' counts. Runs in
- * its own schema so that a person's `pnpm demo` on the same database does not collide with it.
+ * `pnpm demo` and `pnpm demo:pivot` as smoke tests: each whole story (sandbox, dispatcher roles,
+ * reconciler and compensator as real processes; the scripted agents; the operator) must exit 0 and print
+ * its key lines. Each runs in its own schema so that a person's demo on the same database does not collide
+ * with it; the two run one after the other (one file), so they do not compete for the same cores.
  */
 import { spawn } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-function runDemo(): Promise<{ code: number | null; output: string }> {
+function runDemo(
+  schema: string,
+  args: readonly string[] = [],
+): Promise<{ code: number | null; output: string }> {
   return new Promise((res, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'examples/demo/run-demo.ts')], {
-      cwd: root,
-      env: { ...process.env, DEMO_DB_SCHEMA: 'saga_demo_test' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', resolve(root, 'examples/demo/run-demo.ts'), ...args],
+      {
+        cwd: root,
+        env: { ...process.env, DEMO_DB_SCHEMA: schema },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    // A test that times out must not leave the demo's processes behind: SIGINT makes it stop them all.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
     });
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
@@ -27,7 +39,7 @@ function runDemo(): Promise<{ code: number | null; output: string }> {
 
 describe('pnpm demo', () => {
   it('tells the story: one ticket and one charge undone by the harness, the naive damage beside it', async () => {
-    const { code, output } = await runDemo();
+    const { code, output } = await runDemo('saga_demo_test');
     expect(output).toContain('The story came out as told');
     expect(code).toBe(0);
     expect(output).toContain('status:       COMPENSATED');
@@ -39,4 +51,36 @@ describe('pnpm demo', () => {
     expect(output).toMatch(/emails to the customer\s+0\s+1\n/);
     expect(output).toContain('ghost close:');
   }, 90_000);
+});
+
+describe('pnpm demo:pivot', () => {
+  it('approved once: the commit steps run by themselves; rejected once: the run unwinds, nothing sent', async () => {
+    const { code, output } = await runDemo('saga_demo_pivot_test', ['--pivot']);
+    expect(output).toContain('The story came out as told');
+    expect(code).toBe(0);
+    // Before the pivot: the irreversible send is refused; the proposal is one approval with a hash.
+    expect(output).toMatch(/calls send_email → 409 PIVOT_REQUIRED/);
+    expect(output).toMatch(/\/pivot → 202 \{.*"approvalId":".+","hash":"[0-9a-f]{64}"/);
+    expect(output).toMatch(/hash {6}[0-9a-f]{64}\n/);
+    expect(output).toMatch(/deadline {2}\S+Z \(in /);
+    // The refusals, then the decisions with who made them.
+    expect(output).toContain('409 APPROVAL_HASH_MISMATCH');
+    expect(output).toContain('403 FORBIDDEN');
+    expect(output).toContain('→ 200 approved by demo-operator');
+    expect(output).toContain('→ 200 rejected by demo-operator');
+    expect(output).toMatch(/→ COMPLETED: /);
+    expect(output).toMatch(/→ COMPENSATED: /);
+    // Run-level events in the timelines.
+    expect(output).toMatch(/run\s+run_transition\s+RUNNING → AWAITING_APPROVAL/);
+    expect(output).toMatch(/run\s+decision\s+pending → approved .*\[by demo-operator\]/);
+    expect(output).toMatch(/run\s+decision\s+pending → rejected .*\[by demo-operator\]/);
+    // The summary: approved → one capture, the ticket open, one email; rejected → hold cancelled, none.
+    expect(output).toMatch(/approved\s+rejected\n/);
+    expect(output).toMatch(/card holds cancelled\s+0\s+1\n/);
+    expect(output).toMatch(/captures\s+1\s+0\n/);
+    expect(output).toMatch(/money taken\s+49\.00 EUR\s+0\.00 EUR\n/);
+    expect(output).toMatch(/tickets open\s+1\s+0\n/);
+    expect(output).toMatch(/ticket drafts\s+0\s+0\n/);
+    expect(output).toMatch(/emails to the customer\s+1\s+0\n/);
+  }, 60_000);
 });

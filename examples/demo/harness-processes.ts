@@ -47,6 +47,9 @@ const SHORT_TIMINGS: Readonly<Record<string, string>> = {
   LOG_LEVEL: 'warn',
   SAGA_FAST_PATH: 'true',
   RELAY_POLL_MS: '500',
+  // The API publishes what it writes itself (the fast path); what the executor writes (a pivot's next
+  // commit step) waits in the outbox for the relay, which sweeps rows only after this grace (2 s by default).
+  RELAY_GRACE_MS: '300',
   DB_POOL_SIZE: '4',
   LOOKUP_RECHECK_MS: '200',
   LEASE_MARGIN_MS: '500',

@@ -36,7 +36,9 @@ export function countLedger(ledger: Ledger, customerEmail: string): LedgerCounts
   };
 }
 
-const money = (minor: number, currency = 'eur') => `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}`;
+/** Minor units as `49.00 EUR`. */
+export const money = (minor: number, currency = 'eur') =>
+  `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}`;
 
 /** Every effect in the ledger, one line each. */
 export function printLedger(ledger: Ledger): void {
@@ -66,6 +68,16 @@ export function printLedger(ledger: Ledger): void {
   if (ledger.shipping.shipments.length === 0) say('    (none)');
 }
 
+/** Labelled rows of two values, under two column headings, right-aligned. */
+export function printColumns(
+  headings: readonly [string, string],
+  rows: readonly (readonly [string, string, string])[],
+): void {
+  say(`  ${''.padEnd(24)} ${headings[0].padStart(10)} ${headings[1].padStart(10)}`);
+  for (const [label, left, right] of rows)
+    say(`  ${label.padEnd(24)} ${left.padStart(10)} ${right.padStart(10)}`);
+}
+
 /** The two modes' counts in two columns. */
 export function printSideBySide(harness: LedgerCounts, naive: LedgerCounts): void {
   const rows: readonly [string, (c: LedgerCounts) => string][] = [
@@ -78,7 +90,8 @@ export function printSideBySide(harness: LedgerCounts, naive: LedgerCounts): voi
     ['emails to the customer', (c) => String(c.emailsToCustomer)],
     ['shipments', (c) => String(c.shipments)],
   ];
-  say(`  ${''.padEnd(24)} ${'harness'.padStart(10)} ${'naive'.padStart(10)}`);
-  for (const [label, value] of rows)
-    say(`  ${label.padEnd(24)} ${value(harness).padStart(10)} ${value(naive).padStart(10)}`);
+  printColumns(
+    ['harness', 'naive'],
+    rows.map(([label, value]) => [label, value(harness), value(naive)] as const),
+  );
 }

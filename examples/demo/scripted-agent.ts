@@ -31,7 +31,8 @@ export interface ScriptedAgentDeps {
   readonly harness: Harness;
 }
 
-const describe = (o: CallOutcome): string =>
+/** One line for an outcome, as the demo prints it under an act. */
+export const describeOutcome = (o: CallOutcome): string =>
   o.status === 'CONFIRMED'
     ? `CONFIRMED ${o.externalRef ?? ''} (step ${o.stepIdx}, replayed=${String(o.replayed)}, key ${o.idempotencyKey})`
     : o.status === 'FAILED'
@@ -39,7 +40,7 @@ const describe = (o: CallOutcome): string =>
       : o.status;
 
 /** What a patient model does with "unknown" or "still running": calls again, a little later. */
-async function retryUntilSettled(
+export async function retryUntilSettled(
   call: (attempt: number) => Promise<CallOutcome>,
   attempts = 60,
 ): Promise<CallOutcome> {
@@ -77,7 +78,9 @@ export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> 
   });
   try {
     answer(
-      describe(await agent.call('create_ticket', { summary: 'Refund for order #1182', orderId: '1182' })),
+      describeOutcome(
+        await agent.call('create_ticket', { summary: 'Refund for order #1182', orderId: '1182' }),
+      ),
     );
   } catch (e) {
     if (!(e instanceof ToolOutcomeUnknown)) throw e;
@@ -89,7 +92,7 @@ export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> 
   const ticket = await retryUntilSettled(() =>
     agent.call('create_ticket', { summary: 'Order #1182 refund', orderId: '1182' }, { waitMs: 2_000 }),
   );
-  answer(describe(ticket));
+  answer(describeOutcome(ticket));
 
   act(4, 'charge_card: Stripe charges the card; the executor is SIGKILLed before it records');
   const [healthy] = harness.executors;
@@ -97,7 +100,9 @@ export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> 
   const crashing = harness.startExecutor({ SAGA_CRASH_POINTS: 'after-tool-before-record' });
   crashing.expectExit();
   const charge = await agent.call('charge_card', CHARGE, { waitMs: 3_000 }).catch((e: unknown) => e);
-  answer(charge instanceof Error ? `${charge.name}: ${charge.message}` : describe(charge as CallOutcome));
+  answer(
+    charge instanceof Error ? `${charge.name}: ${charge.message}` : describeOutcome(charge as CallOutcome),
+  );
   const exit = await Promise.race([
     crashing.exited,
     new Promise<undefined>((r) => setTimeout(r, 30_000, undefined)),
@@ -115,7 +120,7 @@ export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> 
     `open steps from the log: ${JSON.stringify(resumed.openSteps)}; next new step ${String(resumed.nextStepIdx)}`,
   );
   const charged = await retryUntilSettled(() => resumed.call('charge_card', CHARGE, { waitMs: 2_000 }));
-  answer(describe(charged));
+  answer(describeOutcome(charged));
 
   act(6, 'reship: the warehouse refuses (order 1182 is not eligible)');
   const reship = await resumed.call('reship', {
@@ -123,7 +128,7 @@ export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> 
     items: [{ sku: 'MUG-BLUE', quantity: 1 }],
     reason: 'Replacement for a damaged mug',
   });
-  answer(describe(reship));
+  answer(describeOutcome(reship));
 
   act(7, 'the agent asks the harness to unwind the run');
   const unwinding = await saga.unwind(RUN_ID, UNWIND_REASON);

@@ -15,7 +15,8 @@ export const reviewSchema = z.object({
 });
 export type RunReview = z.infer<typeof reviewSchema>;
 
-function expectEqual(failures: string[], what: string, seen: unknown, expected: unknown): void {
+/** Pushes one line onto `failures` unless `seen` equals `expected` (as JSON). */
+export function expectEqual(failures: string[], what: string, seen: unknown, expected: unknown): void {
   if (JSON.stringify(seen) !== JSON.stringify(expected))
     failures.push(`${what}: expected ${JSON.stringify(expected)}, saw ${JSON.stringify(seen)}`);
 }

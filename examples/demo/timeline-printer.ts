@@ -1,7 +1,9 @@
 /**
  * The run's timeline as the log tells it (`GET /v1/runs/{id}/events`): every transition, attempt, retry
- * and lookup of every step, compensations included, one line each: time since the run's first event, step,
- * tool (the compensation tool after ↩), kind, from → to, and the cause the harness recorded.
+ * and lookup of every step, compensations included, and the run's own events (its status changes, a
+ * person's decision about the whole run; `stepIdx` null), one line each: time since the run's first event,
+ * step (or `run`), tool (the compensation tool after ↩), kind, from → to, the cause the harness recorded
+ * and, for what a person did, who.
  */
 import type { RunView, StepEvent } from '@agent-saga/client';
 import { say } from './narration.js';
@@ -25,17 +27,30 @@ export function printTimeline(run: RunView, events: readonly StepEvent[]): void 
   const steps = new Map(run.steps.map((s) => [s.stepIdx, s]));
   const t0 = events.length > 0 ? Date.parse(events[0]!.at) : 0;
   for (const e of events) {
-    const step = steps.get(e.stepIdx);
+    const step = e.stepIdx === null ? undefined : steps.get(e.stepIdx);
     const comp = e.kind === 'compensation' ? compensationTool(step?.compensation) : undefined;
-    const tool = comp ? `↩ ${comp}` : (step?.tool ?? '?');
+    const tool = e.stepIdx === null ? '' : comp ? `↩ ${comp}` : (step?.tool ?? '?');
+    const where = e.stepIdx === null ? 'run   ' : `step ${e.stepIdx}`;
     const seconds = ((Date.parse(e.at) - t0) / 1000).toFixed(3).padStart(7);
     const move = e.from !== null || e.to !== null ? `${e.from ?? '·'} → ${e.to ?? '·'}` : '';
+    const who = typeof e.actor === 'string' ? ` [by ${e.actor}]` : '';
     say(
-      `  +${seconds}s  step ${e.stepIdx}  ${tool.padEnd(17)} ${e.kind.padEnd(12)} ${move.padEnd(26)} ${e.cause}${detailOf(e)}`,
+      `  +${seconds}s  ${where}  ${tool.padEnd(22)} ${e.kind.padEnd(14)} ${move.padEnd(30)} ${e.cause}${who}${detailOf(e)}`,
     );
   }
-  // Run-level transitions are not step events; the run row keeps only the last one and when it happened.
+  // A dispatcher older than run-level events keeps only the run's last status and when it was set.
+  if (events.some((e) => e.stepIdx === null)) return;
   const updatedAt = typeof run.updatedAt === 'string' ? Date.parse(run.updatedAt) : Number.NaN;
   const last = Number.isNaN(updatedAt) ? '      ?' : ((updatedAt - t0) / 1000).toFixed(3).padStart(7);
   say(`  +${last}s  run     ${run.status} (${run.statusReason ?? ''})`);
+}
+
+/** The run's status and every step as `GET /v1/runs/{id}` tells them, one line each. */
+export function printRunSteps(run: RunView): void {
+  say(`  status:       ${run.status}`);
+  say(`  statusReason: ${run.statusReason ?? '(none)'}`);
+  for (const s of run.steps)
+    say(
+      `  step ${s.stepIdx} ${s.tool.padEnd(19)} ${s.status.padEnd(10)} compensation ${s.compensationStatus ?? '-'}  ${s.externalRef ?? ''}`,
+    );
 }

@@ -2,4 +2,5 @@
 export { createProgram, runCli } from './program.js';
 export { ExitCode, CliUsageError, CliFailure, type CliIo } from './cli-io.js';
 export { databaseConfigSchema, type DatabaseConfig } from './database.js';
+export { apiConfigSchema, type ApiConfig } from './api-config.js';
 export { formatTable, type Column } from './format-table.js';

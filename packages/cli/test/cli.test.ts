@@ -103,7 +103,7 @@ describe('agent-saga tokens create', () => {
       db,
     );
     expect(Number(leaked.rows[0]?.n)).toBe(0);
-    await expect(verifyApiToken(db, token)).resolves.toEqual({ tenantId: 'acme', role: 'operator' });
+    await expect(verifyApiToken(db, token)).resolves.toMatchObject({ tenantId: 'acme', role: 'operator' });
   });
 
   it('refuses a bad or missing role, naming --role (exit 2), and writes nothing', async () => {

@@ -6,12 +6,22 @@ import type { UnseenOutcome } from './call-outcome.js';
  *
  * - {@link InvalidRequestError} (400, and other 4xx refusals such as a pure tool's 422): the call was
  *   refused and nothing was written. Fix it; repeating it unchanged gets the same answer.
- * - {@link UnauthorizedError} (401/403): the token is unknown, revoked, or lacks the role.
- * - {@link NotFoundError} (404): no such run for this tenant (another tenant's run looks the same).
- * - {@link ConflictError} (409): the log refuses the call as it stands (`code` says why).
+ * - {@link UnauthorizedError} (401/403): the token is unknown, revoked, or lacks the role
+ *   ({@link ForbiddenError}: an agent token deciding what only an operator may).
+ * - {@link NotFoundError} (404): no such run, approval, case or correction for this tenant (another
+ *   tenant's looks the same).
+ * - {@link ConflictError} (409): the log refuses the call as it stands (`code` says why). Subclasses for
+ *   the refusals a person meets: {@link ApprovalHashMismatchError} (the proposal changed since it was
+ *   read), {@link ApprovalDecidedError} (decisions are single use), {@link CaseActionRefusedError},
+ *   {@link PivotRequiredError}.
+ * - {@link ApprovalExpiredError} (410): the deadline passed; the run needs a new proposal.
  * - {@link ToolOutcomeUnknown}: the tool may or may not have acted. Retry the same step, never a new one.
  * - {@link ServiceUnavailableError}: no usable answer (network, 5xx). A call may have been recorded: retry
  *   with the same `stepIdx`, which the dispatcher treats as a retry of that step.
+ *   {@link CorrectionOutcomeUnknownError} (502): a correction may have been sent; send it again (same key).
+ *
+ * A code this client maps to a subclass gets it only with the status the dispatcher sends it with; any
+ * other pairing falls back to the status's family, so an `instanceof` never claims more than was said.
  * - {@link UnexpectedResponseError}: the answer does not match the dispatcher's wire format.
  */
 
@@ -31,6 +41,22 @@ export const ApiErrorCode = {
   RUN_ID_TAKEN: 'RUN_ID_TAKEN',
   /** A pure tool's own refusal (422): the real system said no to a read. */
   CLIENT_ERROR: 'CLIENT_ERROR',
+  /** 409: the run's policy `requirePivot` refuses an irreversible call outside a pivot. */
+  PIVOT_REQUIRED: 'PIVOT_REQUIRED',
+  /** 409: the run's pivot is approved; it only rolls forward and takes no new calls or proposals. */
+  PIVOT_STAGED: 'PIVOT_STAGED',
+  /** 409: the decision (or correction send/edit) carried the hash of another proposal than the current one. */
+  APPROVAL_HASH_MISMATCH: 'APPROVAL_HASH_MISMATCH',
+  /** 409: the approval or correction was decided already (`details.status` says how). */
+  APPROVAL_DECIDED: 'APPROVAL_DECIDED',
+  /** 410: the approval's deadline passed. */
+  APPROVAL_EXPIRED: 'APPROVAL_EXPIRED',
+  /** 409: the case is resolved already, or the action does not fit it. */
+  CASE_ACTION_REFUSED: 'CASE_ACTION_REFUSED',
+  /** 422: the vendor refused the correction; nothing was sent and it stays open. */
+  CORRECTION_REFUSED: 'CORRECTION_REFUSED',
+  /** 502: nobody knows whether the correction went out; send it again (same key, same message). */
+  CORRECTION_OUTCOME_UNKNOWN: 'CORRECTION_OUTCOME_UNKNOWN',
   /** 500: the dispatcher failed; the request may be retried. */
   INTERNAL: 'INTERNAL',
 } as const;
@@ -89,7 +115,13 @@ export class InvalidRequestError extends SagaApiError {}
 /** 401 UNAUTHORIZED, or 403 FORBIDDEN for a token whose role may not do this. */
 export class UnauthorizedError extends SagaApiError {}
 
-/** 404: the run does not exist for this token's tenant. */
+/**
+ * 403 FORBIDDEN: the token is valid but its role may not do this (an agent token deciding an approval,
+ * resolving a case, sending a correction). Use an operator token.
+ */
+export class ForbiddenError extends UnauthorizedError {}
+
+/** 404: the run (approval, case, correction) does not exist for this token's tenant. */
 export class NotFoundError extends SagaApiError {}
 
 /**
@@ -99,8 +131,42 @@ export class NotFoundError extends SagaApiError {}
  */
 export class ConflictError extends SagaApiError {}
 
+/**
+ * 409 APPROVAL_HASH_MISMATCH: the decision named a proposal (or correction message) that is no longer the
+ * one waiting: it changed since it was read. Nothing was decided; read it again and decide on what will
+ * actually execute.
+ */
+export class ApprovalHashMismatchError extends ConflictError {}
+
+/** 409 APPROVAL_DECIDED: decisions are single use; this one was approved, rejected, superseded or sent. */
+export class ApprovalDecidedError extends ConflictError {
+  /** The status the approval (or correction) has, when the dispatcher said (`superseded`, `approved`, …). */
+  get decidedStatus(): string | undefined {
+    const s = this.details.status;
+    return typeof s === 'string' ? s : undefined;
+  }
+}
+
+/** 409 CASE_ACTION_REFUSED: the case is resolved already, or the action does not fit it. */
+export class CaseActionRefusedError extends ConflictError {}
+
+/** 409 PIVOT_REQUIRED: the run's policy wants this irreversible call proposed in a pivot (`details.tool`). */
+export class PivotRequiredError extends ConflictError {}
+
+/** 410 APPROVAL_EXPIRED: nobody decided before the deadline; the run needs a new proposal. */
+export class ApprovalExpiredError extends InvalidRequestError {}
+
+/** 422 CORRECTION_REFUSED: the vendor refused the correction; nothing was sent, it stays open. */
+export class CorrectionRefusedError extends InvalidRequestError {}
+
 /** The network failed or the dispatcher answered 5xx. For a call: retry with the same `stepIdx`. */
 export class ServiceUnavailableError extends SagaApiError {}
+
+/**
+ * 502 CORRECTION_OUTCOME_UNKNOWN: the correction may or may not have gone out. It stays open with its key:
+ * send it again, which reaches the vendor as the same message, never a second one.
+ */
+export class CorrectionOutcomeUnknownError extends ServiceUnavailableError {}
 
 /** The dispatcher's answer does not match its wire format (or has a status this client does not expect). */
 export class UnexpectedResponseError extends SagaApiError {}
@@ -121,8 +187,28 @@ export class ToolOutcomeUnknown extends SagaApiError {
   }
 }
 
+type ErrorClass = new (init: ApiErrorInit) => SagaApiError;
+
+/** The codes with their own class, each with the only status the dispatcher sends it with. */
+const CLASS_BY_CODE: Readonly<Record<string, { readonly status: number; readonly cls: ErrorClass }>> = {
+  [ApiErrorCode.FORBIDDEN]: { status: 403, cls: ForbiddenError },
+  [ApiErrorCode.APPROVAL_HASH_MISMATCH]: { status: 409, cls: ApprovalHashMismatchError },
+  [ApiErrorCode.APPROVAL_DECIDED]: { status: 409, cls: ApprovalDecidedError },
+  [ApiErrorCode.CASE_ACTION_REFUSED]: { status: 409, cls: CaseActionRefusedError },
+  [ApiErrorCode.PIVOT_REQUIRED]: { status: 409, cls: PivotRequiredError },
+  [ApiErrorCode.APPROVAL_EXPIRED]: { status: 410, cls: ApprovalExpiredError },
+  [ApiErrorCode.CORRECTION_REFUSED]: { status: 422, cls: CorrectionRefusedError },
+  [ApiErrorCode.CORRECTION_OUTCOME_UNKNOWN]: { status: 502, cls: CorrectionOutcomeUnknownError },
+};
+
+/** The class of an error answer: the code's own class when the status agrees, else the status's family. */
+export function errorClassFor(status: number, code: string): ErrorClass {
+  const own = Object.hasOwn(CLASS_BY_CODE, code) ? CLASS_BY_CODE[code] : undefined;
+  return own && own.status === status ? own.cls : errorClassForStatus(status);
+}
+
 /** Maps an error status onto its family; statuses outside 4xx and 5xx are unexpected. */
-export function errorClassForStatus(status: number): new (init: ApiErrorInit) => SagaApiError {
+export function errorClassForStatus(status: number): ErrorClass {
   if (status === 401 || status === 403) return UnauthorizedError;
   if (status === 404) return NotFoundError;
   if (status === 409) return ConflictError;

@@ -4,7 +4,7 @@ import {
   LocalErrorCode,
   ServiceUnavailableError,
   UnexpectedResponseError,
-  errorClassForStatus,
+  errorClassFor,
   type SagaApiError,
 } from './errors.js';
 
@@ -84,10 +84,10 @@ function errorFromAnswer(
   status: number,
   json: { ok: true; value: unknown } | { ok: false },
 ): SagaApiError {
-  const ErrorClass = errorClassForStatus(status);
   const body = json.ok ? errorBodySchema.safeParse(json.value) : undefined;
   if (body?.success) {
     const { code, message, field, fields, outcome, ...details } = body.data.error;
+    const ErrorClass = errorClassFor(status, code);
     return new ErrorClass({ code, message, status, field, fields, outcome, details });
   }
   // A 5xx from a proxy in front of the dispatcher is still "unavailable", whatever its body says.
@@ -112,6 +112,20 @@ function unexpected(what: string, status: number, why: string): UnexpectedRespon
     message: `${what}: the dispatcher answered ${status} with a malformed body (${why})`,
     status,
   });
+}
+
+/**
+ * `path?k=v&…` with the parameters that are set, so that an absent filter is absent on the wire (the
+ * dispatcher's default applies) rather than sent as the string "undefined".
+ */
+export function withQuery(
+  path: string,
+  params: Readonly<Record<string, string | number | undefined>>,
+): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
+  const text = q.toString();
+  return text === '' ? path : `${path}?${text}`;
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {

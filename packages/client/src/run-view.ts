@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { approvalViewSchema, caseViewSchema, correctionViewSchema } from './review-views.js';
 
 /**
  * Schemas of the run endpoints' answers. Run and step statuses are kept as strings: a later dispatcher may
  * add states (compensation, approvals) and an older client must still read the log it is resuming from.
- * Unknown fields are kept (`looseObject`) so that newer columns reach the caller.
+ * Unknown fields are kept (`looseObject`) so that newer columns reach the caller. Fields a dispatcher
+ * added later (the policy, the pivot, the review items) have defaults, so an older dispatcher still reads.
  */
 
 /** `POST /v1/runs` → `201 { runId, status }` (or 200 for an existing run of the same tenant). */
@@ -29,26 +31,71 @@ export const stepViewSchema = z.looseObject({
 });
 export type StepView = z.infer<typeof stepViewSchema>;
 
-/** `GET /v1/runs/{runId}`: the run and all its steps, from the log. Resume reads this, not a transcript. */
+/** The run's policy, fixed at creation (`createRun({ policy })`). */
+export const runPolicySchema = z.looseObject({
+  /** Refuse irreversible calls outside a pivot (409 PIVOT_REQUIRED) instead of holding each one. */
+  requirePivot: z.boolean().optional(),
+  /** Unwind the run by itself when a step before the pivot fails definitively. */
+  unwindOnFailure: z.boolean().optional(),
+});
+export type RunPolicy = z.infer<typeof runPolicySchema>;
+
+/**
+ * `GET /v1/runs/{runId}`: the run and all its steps, from the log, with its approvals, corrections and
+ * cases. Resume reads this, not a transcript.
+ */
 export const runViewSchema = z.looseObject({
   runId: z.string(),
   status: z.string(),
   statusReason: z.string().nullable(),
   cursor: z.number().int().nonnegative(),
   steps: z.array(stepViewSchema),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+  policy: runPolicySchema.default({}),
+  /** First commit step of the pending or approved pivot; null without one. */
+  pivotIdx: z.number().int().nullable().default(null),
+  /** Irreversible steps released (each by its own approval) before any pivot. */
+  irreversibleBeforePivot: z.number().int().nonnegative().default(0),
+  approvals: z.array(approvalViewSchema).default([]),
+  corrections: z.array(correctionViewSchema).default([]),
+  cases: z.array(caseViewSchema).default([]),
 });
 export type RunView = z.infer<typeof runViewSchema>;
 
-/** One row of `step_events`: a transition (`from` → `to`), an attempt, a retry call or a lookup. */
+/** One row of `GET /v1/runs`: a run with counts of what waits for a person. */
+export const runSummarySchema = z.looseObject({
+  runId: z.string(),
+  status: z.string(),
+  statusReason: z.string().nullable(),
+  steps: z.number().int().nonnegative(),
+  pendingApprovals: z.number().int().nonnegative(),
+  openCases: z.number().int().nonnegative(),
+  openCorrections: z.number().int().nonnegative(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type RunSummary = z.infer<typeof runSummarySchema>;
+
+/** `GET /v1/runs`, newest first. */
+export const runListSchema = z.looseObject({ runs: z.array(runSummarySchema) });
+
+/**
+ * One row of `step_events`: a transition (`from` → `to`), an attempt, a retry call or a lookup of a step;
+ * or, with `stepIdx` null, an event of the run itself (its status changes, a decision about the whole run).
+ */
 export const stepEventSchema = z.looseObject({
   id: z.string(),
-  stepIdx: z.number().int().nonnegative(),
+  stepIdx: z.number().int().nonnegative().nullable(),
   kind: z.string(),
   from: z.string().nullable(),
   to: z.string().nullable(),
   cause: z.string(),
   /** What the event saw: the attempt number, the model's reworded arguments, a lookup's answer. */
   detail: z.unknown(),
+  /** Who decided, for a person's decision (an approval, a case resolved by hand); null otherwise. */
+  actor: z.string().nullable().optional(),
   at: z.string(),
 });
 export type StepEvent = z.infer<typeof stepEventSchema>;

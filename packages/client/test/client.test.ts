@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ApprovalExpiredError,
   ConflictError,
+  CorrectionOutcomeUnknownError,
   createSagaClient,
   InvalidRequestError,
   NotFoundError,
@@ -228,6 +230,41 @@ describe('dispatcher refusals become typed errors', () => {
     await expect(client.call('r', 't', {}, { stepIdx: 2 })).rejects.toMatchObject({
       code: 'RUN_NOT_RUNNING',
     });
+  });
+
+  it("a code gets its own class only with the dispatcher's status for it, else its status's family", async () => {
+    const { client } = await clientAnswering(
+      apiError(410, 'APPROVAL_EXPIRED'),
+      apiError(409, 'APPROVAL_EXPIRED'),
+      apiError(502, 'CORRECTION_OUTCOME_UNKNOWN'),
+    );
+    const decide = () => client.decideApproval('a1', { decision: 'approve', hash: 'h' });
+    const expired = await rejectionOf(decide());
+    expect(expired).toBeInstanceOf(ApprovalExpiredError);
+    expect(expired).toBeInstanceOf(InvalidRequestError);
+    const odd = await rejectionOf(decide());
+    expect(odd).toBeInstanceOf(ConflictError);
+    expect(odd).not.toBeInstanceOf(ApprovalExpiredError);
+    const unsent = await rejectionOf(client.sendCorrection('7', { hash: 'h' }));
+    expect(unsent).toBeInstanceOf(CorrectionOutcomeUnknownError);
+    expect(unsent).toBeInstanceOf(ServiceUnavailableError);
+    expect(unsent).toMatchObject({ code: 'CORRECTION_OUTCOME_UNKNOWN', status: 502 });
+  });
+
+  it('list filters travel as query parameters, absent ones not at all; ids are path-encoded', async () => {
+    const { client, server } = await clientAnswering(
+      { status: 200, body: { approvals: [] } },
+      { status: 200, body: { cases: [] } },
+      { status: 200, body: { runs: [] } },
+    );
+    await client.listApprovals({ status: 'pending', runId: 'order:42', limit: 5 });
+    await client.listCases();
+    await client.listRuns({ status: 'RUNNING' });
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/v1/approvals?status=pending&runId=order%3A42&limit=5',
+      '/v1/cases',
+      '/v1/runs?status=RUNNING',
+    ]);
   });
 });
 

@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import * as core from '@agent-saga/core';
 import {
+  ApprovalDecidedError,
+  ApprovalExpiredError,
+  ApprovalHashMismatchError,
+  CaseActionError,
+  ForbiddenError,
   IdempotencyMismatchError,
   InvalidArgsError,
   NotFoundError,
+  PivotRequiredError,
+  PivotStagedError,
   RunNotRunningError,
   StepConflictError,
   StepStatus,
@@ -10,6 +18,7 @@ import {
   ToolNotRegisteredError,
   valuesOf,
 } from '@agent-saga/core';
+import * as client from '@agent-saga/client';
 import { ApiErrorCode, CallStatus, OPEN_LOG_STATUSES, SETTLED_CALL_STATUSES } from '@agent-saga/client';
 
 /**
@@ -38,7 +47,27 @@ describe('the client wire constants agree with @agent-saga/core', () => {
       new StepUnresolvedError(0, 'm').code,
       new IdempotencyMismatchError(0, ['f']).code,
       new RunNotRunningError('r', 'COMPLETED').code,
+      new ForbiddenError('m').code,
+      new PivotRequiredError('t', 'why').code,
+      new PivotStagedError('r', null).code,
+      new ApprovalHashMismatchError('a', 'h').code,
+      new ApprovalDecidedError('a', 'approved').code,
+      new ApprovalExpiredError('a', new Date()).code,
+      new CaseActionError('c', 'm').code,
     ];
     for (const code of coreCodes) expect(codes).toContain(code);
+  });
+
+  // Each client object against the core object it mirrors (the client's CaseStatus is core's ReviewStatus).
+  it.each([
+    ['RunStatus', client.RunStatus, core.RunStatus],
+    ['ApprovalKind', client.ApprovalKind, core.ApprovalKind],
+    ['ApprovalStatus', client.ApprovalStatus, core.ApprovalStatus],
+    ['Decision', client.Decision, core.Decision],
+    ['CaseStatus', client.CaseStatus, core.ReviewStatus],
+    ['CaseAction', client.CaseAction, core.CaseAction],
+    ['CorrectionStatus', client.CorrectionStatus, core.CorrectionStatus],
+  ] as const)('%s has the same keys and values as core', (_name, mine, theirs) => {
+    expect(mine).toEqual({ ...theirs });
   });
 });

@@ -244,6 +244,41 @@ describe('Jira connector against the sandbox', () => {
     expect(issues()[0]!.comments).toHaveLength(1);
   });
 
+  it('close_ticket called as a compensation says in its comment why the run was unwound', async () => {
+    const created = await call('create_ticket', { summary: 'Refund 1182', orderId: '1182' });
+    const ctx = { ...stepContext('close_ticket'), unwindReason: 'the warehouse refused the reship' };
+    await call('close_ticket', { ticket: created.externalRef, reason: 'rolled back by run' }, ctx);
+    expect(issues()[0]!.comments.map((c) => c.text)).toEqual([
+      `rolled back by run\nUnwind reason: the warehouse refused the reship\n(agent-saga step ${ctx.idempotencyKey})`,
+    ]);
+  });
+
+  it('create_ticket precondition: open → as left; closed by a person → already compensated; else changed', async () => {
+    const precondition = tool('create_ticket').precondition!;
+    const check = async (ticket: string) =>
+      precondition({ externalRef: ticket, result: {} }, stepContext('create_ticket'));
+    const [open, closed, started, deleted] = await Promise.all(
+      [1, 2, 3, 4].map((n) => call('create_ticket', { summary: `Refund ${n}`, orderId: String(n) })),
+    );
+    await personTransitions(closed!.externalRef, '31');
+    await personTransitions(started!.externalRef, '21');
+    await call('delete_ticket', { ticket: deleted!.externalRef }, stepContext('delete_ticket'));
+    sandbox.admin.clearRequests();
+
+    expect(await check(open!.externalRef)).toBe('as_left');
+    expect(await check(closed!.externalRef)).toBe('already_compensated');
+    expect(await check(started!.externalRef)).toEqual({
+      changed: expect.stringContaining('In Progress') as unknown,
+    });
+    expect(await check(deleted!.externalRef)).toEqual({
+      changed: expect.stringContaining('no longer exists') as unknown,
+    });
+    // It only reads, live (never the lagging index).
+    expect(sandbox.admin.requests().map((r) => `${r.method} ${r.path}`)).toEqual(
+      [open, closed, started, deleted].map((t) => `GET /rest/api/3/issue/${t!.externalRef}`),
+    );
+  });
+
   it('open_ticket refuses a ticket that is not a draft, before changing anything', async () => {
     const created = await call('create_ticket', { summary: 'Refund 1182', orderId: '1182' });
     await call('close_ticket', { ticket: created.externalRef, reason: 'done' });
@@ -285,4 +320,18 @@ function envOf(config: JiraConfig): Record<string, string> {
     JIRA_API_TOKEN: config.apiToken,
     JIRA_PROJECT_KEY: config.projectKey,
   };
+}
+
+/** A person moving a ticket in Jira directly (global transitions: 21 → In Progress, 31 → Done). */
+async function personTransitions(ticket: string, transitionId: '21' | '31'): Promise<void> {
+  const c = sandbox.credentials;
+  const r = await fetch(`${sandbox.urls.jira}/rest/api/3/issue/${ticket}/transitions`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${c.jiraEmail}:${c.jiraApiToken}`).toString('base64')}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ transition: { id: transitionId } }),
+  });
+  expect(r.status).toBe(204);
 }

@@ -25,3 +25,11 @@ function sortKeys(value: unknown): unknown {
 export function payloadHash(tool: string, args: unknown): string {
   return createHash('sha256').update(canonicalJson({ tool, args })).digest('hex');
 }
+
+/**
+ * The hash an operator's send of a correction must carry: the command exactly as they saw it. An edit of
+ * the command is a new proposal with a new hash, never a silent change to what was reviewed.
+ */
+export function correctionHash(command: unknown): string {
+  return payloadHash('correction', command);
+}

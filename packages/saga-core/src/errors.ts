@@ -158,3 +158,83 @@ export class InvalidRunTransitionError extends SagaError {
     super(`run ${runId}: ${from ?? '(missing)'} → ${to} is not a legal transition`);
   }
 }
+
+/** The token's role may not do this (an agent token deciding an approval, resolving a case, …). */
+export class ForbiddenError extends SagaError {
+  readonly code = 'FORBIDDEN';
+}
+
+/** The run's policy `requirePivot` refuses irreversible calls outside a pivot. */
+export class PivotRequiredError extends SagaError {
+  readonly code = 'PIVOT_REQUIRED';
+  constructor(
+    readonly tool: string,
+    why: string,
+  ) {
+    super(
+      `${tool} needs a human before the call (${why}) and this run requires a pivot: ` +
+        'propose it as a commit step of POST /v1/runs/{runId}/pivot',
+    );
+  }
+}
+
+/** A pivot is approved (or the run moved past it): after the pivot a run only runs its commit steps. */
+export class PivotStagedError extends SagaError {
+  readonly code = 'PIVOT_STAGED';
+  constructor(
+    readonly runId: string,
+    readonly approvalId: string | null,
+  ) {
+    super(
+      `run ${runId} has an approved pivot; after the pivot it only rolls forward through its approved ` +
+        'commit steps and accepts no new side-effecting calls or proposals',
+    );
+  }
+}
+
+/** The decision carried a hash of another proposal than the one pending: the proposal changed. */
+export class ApprovalHashMismatchError extends SagaError {
+  readonly code = 'APPROVAL_HASH_MISMATCH';
+  constructor(
+    readonly approvalId: string,
+    readonly hash: string,
+  ) {
+    super(
+      `approval ${approvalId} covers a proposal with another hash than the one decided on; ` +
+        're-read the proposal and decide on what will actually execute',
+    );
+  }
+}
+
+/** The approval (or correction) was decided already: decisions are single use. */
+export class ApprovalDecidedError extends SagaError {
+  readonly code = 'APPROVAL_DECIDED';
+  constructor(
+    readonly approvalId: string,
+    readonly status: string,
+  ) {
+    super(`${approvalId} is ${status}; a decision is single use`);
+  }
+}
+
+/** The approval's deadline passed (its own expiry, or a hold it relies on ran out). */
+export class ApprovalExpiredError extends SagaError {
+  readonly code = 'APPROVAL_EXPIRED';
+  constructor(
+    readonly approvalId: string,
+    readonly expiresAt: Date,
+  ) {
+    super(`approval ${approvalId} expired at ${expiresAt.toISOString()}; the run needs a new proposal`);
+  }
+}
+
+/** A case was resolved already, or the action does not fit the case. */
+export class CaseActionError extends SagaError {
+  readonly code = 'CASE_ACTION_REFUSED';
+  constructor(
+    readonly caseId: string,
+    message: string,
+  ) {
+    super(`case ${caseId}: ${message}`);
+  }
+}

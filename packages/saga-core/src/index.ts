@@ -30,7 +30,7 @@ export {
   ConfigError,
 } from './errors.js';
 export { stepKey, compensationKey } from './idempotency-key.js';
-export { canonicalJson, payloadHash } from './canonical-json.js';
+export { canonicalJson, correctionHash, payloadHash } from './canonical-json.js';
 export { ref, isStepRef, resolveRefs, type StepRef } from './tools/ref.js';
 export {
   defineTool,
@@ -78,6 +78,8 @@ export {
   listSteps,
   touchRun,
   RUN_ID,
+  listRuns,
+  type RunListRow,
   type CreateRunResult,
 } from './saga-log/runs.js';
 export { baseConfigSchema, parseConfig, envInt, type BaseConfig } from './config.js';
@@ -143,7 +145,17 @@ export { RUN_TRANSITIONS, allowedRunSources } from './run-transitions.js';
 export { COMPENSATION_TRANSITIONS, allowedCompensationSources } from './compensation-transitions.js';
 export { InvalidRunTransitionError } from './errors.js';
 export { transitionRun, type RunTransitionInput } from './saga-log/transition-run.js';
-export { listCorrections, listCases } from './saga-log/list-review-items.js';
+export {
+  listCorrections,
+  listCases,
+  listApprovals,
+  approvalQueue,
+  caseQueue,
+  correctionQueue,
+  stepsOfRuns,
+  getApproval,
+  type QueueFilter,
+} from './saga-log/list-review-items.js';
 export type {
   CompensationsTable,
   CompensationRow,
@@ -152,6 +164,50 @@ export type {
   CasesTable,
   CaseRow,
 } from './db/schema.js';
-export { requestUnwind, unwindChannel, type UnwindRequest } from './saga-log/request-unwind.js';
+export {
+  requestUnwind,
+  unwindChannel,
+  unwindReasonOf,
+  type UnwindRequest,
+} from './saga-log/request-unwind.js';
 export { completeRun } from './saga-log/complete-run.js';
 export { openSagaDb } from './process/open-saga-db.js';
+// --- approvals, the pivot and the operator's decisions (migration 0005) ---
+export { ApprovalKind, ApprovalStatus, CorrectionStatus, CaseAction } from './statuses.js';
+export {
+  ForbiddenError,
+  PivotRequiredError,
+  PivotStagedError,
+  ApprovalHashMismatchError,
+  ApprovalDecidedError,
+  ApprovalExpiredError,
+  CaseActionError,
+} from './errors.js';
+export type { ApprovalsTable, ApprovalRow, RunPolicy } from './db/schema.js';
+export { proposalHash, type ProposedStep } from './approvals/proposal-hash.js';
+export { createApproval, type NewApproval } from './approvals/create-approval.js';
+export {
+  decideApproval,
+  expireApproval,
+  expireDueApprovals,
+  Decision,
+  type DecisionInput,
+  type DecisionResult,
+} from './approvals/decide-approval.js';
+export { closeApproval, refuseApprovedSteps } from './approvals/settle-approval.js';
+export { releaseHeldStep, type ReleaseInput } from './approvals/release-held-step.js';
+export { advanceCommit, type CommitProgress } from './approvals/advance-commit.js';
+export { openCase, type NewCase } from './saga-log/open-case.js';
+// --- observability: the gauges derived from the saga log (one collector, opt-in per role) ---
+export {
+  registerSagaLogGauges,
+  SagaLogGaugeGroup,
+  DEFAULT_STUCK_RUN_MS,
+  DEFAULT_STALE_OUTBOX_MS,
+  type SagaLogGaugesOptions,
+} from './metrics/saga-log-gauges.js';
+export { sagaLogGaugesConfig } from './metrics/saga-log-gauges-config.js';
+export { DEFAULT_CAPTURE_CHECKS, type CaptureCheck } from './metrics/read-capture-checks.js';
+export { resolveCase, type CaseResolution } from './saga-log/resolve-case.js';
+export { followUpRun, sweepRunFollowUps, type FollowUp } from './run-policy/follow-up-run.js';
+export { ATTEMPTS_PER_EFFECT_BUCKETS } from './metrics/metric-buckets.js';

@@ -6,16 +6,19 @@ import { RunStatus } from './statuses.js';
  *
  * - RUNNING: a new run; takes calls. Exits to COMPENSATING (unwind), COMPLETED (every step settled),
  *   COMMITTED_WITH_REPAIR (finished forward after repairs), AWAITING_APPROVAL, MANUAL_INTERVENTION.
- * - AWAITING_APPROVAL: held for a person; exits to RUNNING (approved) or COMPENSATING (unwound instead).
+ * - AWAITING_APPROVAL: a pivot waits for one person's decision; exits to RUNNING (approved) or
+ *   COMPENSATING (rejected, expired, or unwound instead).
  * - COMPENSATING: the compensator owns the run; no new side-effecting call is accepted. Exits only to a
  *   terminal state decided from the log: COMPENSATED, PARTIALLY_COMPENSATED or MANUAL_INTERVENTION.
  * - COMPLETED, COMPENSATED, PARTIALLY_COMPENSATED, COMMITTED_WITH_REPAIR: final.
- * - MANUAL_INTERVENTION: final for the harness; a person takes it from there.
+ * - MANUAL_INTERVENTION: final for the harness; a person takes it from there. An operator may send it back:
+ *   to RUNNING (a commit step after the pivot was settled by hand, so the pivot continues) or to
+ *   COMPENSATING (retry a compensation that needed them).
  */
 export const RUN_TRANSITIONS = {
-  [RunStatus.RUNNING]: [RunStatus.AWAITING_APPROVAL],
+  [RunStatus.RUNNING]: [RunStatus.AWAITING_APPROVAL, RunStatus.MANUAL_INTERVENTION],
   [RunStatus.AWAITING_APPROVAL]: [RunStatus.RUNNING],
-  [RunStatus.COMPENSATING]: [RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL],
+  [RunStatus.COMPENSATING]: [RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.MANUAL_INTERVENTION],
   [RunStatus.COMPLETED]: [RunStatus.RUNNING],
   [RunStatus.COMMITTED_WITH_REPAIR]: [RunStatus.RUNNING],
   [RunStatus.COMPENSATED]: [RunStatus.COMPENSATING],

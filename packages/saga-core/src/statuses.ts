@@ -40,6 +40,7 @@ export type StepStatus = (typeof StepStatus)[keyof typeof StepStatus];
 export const SETTLED_STEP_STATUSES = [
   StepStatus.CONFIRMED,
   StepStatus.FAILED,
+  StepStatus.REJECTED,
 ] as const satisfies readonly StepStatus[];
 
 /** Step statuses that a sweep (reconciler, inline lookup) must still resolve. */
@@ -107,6 +108,13 @@ export const StepEventKind = {
    * CompensationStatus} values) or an attempt or lookup of the compensation tool (`from`/`to` null).
    */
   COMPENSATION: 'compensation',
+  /** A change of the run's own status (`step_idx` null): `from`/`to` are {@link RunStatus} values. */
+  RUN_TRANSITION: 'run_transition',
+  /**
+   * A person's decision, with who (`actor`) and when: an approval decided, a case resolved, a correction
+   * sent or dismissed. `step_idx` is the step it concerns, or null for the whole run.
+   */
+  DECISION: 'decision',
 } as const;
 export type StepEventKind = (typeof StepEventKind)[keyof typeof StepEventKind];
 
@@ -119,7 +127,7 @@ export const EmailDraftStatus = {
 } as const;
 export type EmailDraftStatus = (typeof EmailDraftStatus)[keyof typeof EmailDraftStatus];
 
-/** State of an item queued for people: a correction to review, or a manual-intervention case. */
+/** State of a manual-intervention case (`cases`). Corrections have their own {@link CorrectionStatus}. */
 export const ReviewStatus = {
   /** Waiting for a person. */
   OPEN: 'open',
@@ -127,6 +135,49 @@ export const ReviewStatus = {
   RESOLVED: 'resolved',
 } as const;
 export type ReviewStatus = (typeof ReviewStatus)[keyof typeof ReviewStatus];
+
+/** What a human approval covers: a whole pivot proposal, or one held step outside a pivot. */
+export const ApprovalKind = { PIVOT: 'pivot', STEP: 'step' } as const;
+export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
+
+/** The life of an approval. Only `pending` is open; every other status is final (single use). */
+export const ApprovalStatus = {
+  /** Waiting for an operator's decision, until `expires_at`. */
+  PENDING: 'pending',
+  /** An operator approved exactly the proposal whose hash they saw; its steps are released. */
+  APPROVED: 'approved',
+  /** An operator refused it; a pivot's run unwinds, a held step becomes REJECTED. */
+  REJECTED: 'rejected',
+  /** Nobody decided before `expires_at` (or a hold it relies on ran out); treated like a rejection. */
+  EXPIRED: 'expired',
+  /** A newer pivot of the same run replaced it before anyone decided. */
+  SUPERSEDED: 'superseded',
+} as const;
+export type ApprovalStatus = (typeof ApprovalStatus)[keyof typeof ApprovalStatus];
+
+/** A correction queued for a person: sent (through the intent log, with its own key) or dismissed. */
+export const CorrectionStatus = {
+  /** Waiting for a person. */
+  OPEN: 'open',
+  /** A person sent it; the message reached the vendor (its ref is stored). */
+  SENT: 'sent',
+  /** A person decided not to send it. */
+  DISMISSED: 'dismissed',
+} as const;
+export type CorrectionStatus = (typeof CorrectionStatus)[keyof typeof CorrectionStatus];
+
+/** What an operator may do with a manual-intervention case; each is recorded as a decision event. */
+export const CaseAction = {
+  /** The effect exists: the step becomes CONFIRMED with the external ref found by hand. */
+  CONFIRMED: 'confirmed',
+  /** The effect does not exist: the step becomes NOT_EXECUTED (re-sent if its run still goes forward). */
+  NOT_EXECUTED: 'not_executed',
+  /** Try the step's compensation again (same key): the run goes back to the compensator. */
+  RETRY_COMPENSATION: 'retry_compensation',
+  /** Nothing more for the harness to do: the case is closed and the run keeps its final status. */
+  RESOLVE_RUN: 'resolve_run',
+} as const;
+export type CaseAction = (typeof CaseAction)[keyof typeof CaseAction];
 
 export const valuesOf = <T extends Record<string, string>>(o: T): T[keyof T][] =>
   Object.values(o) as T[keyof T][];

@@ -6,7 +6,13 @@ import {
   currentSchemaVersion,
   EXPECTED_SCHEMA_VERSION,
   migrateToLatest,
+  ApprovalKind,
+  ApprovalStatus,
+  CorrectionStatus,
+  ReviewStatus,
+  RunStatus,
   SchemaVersionMismatchError,
+  StepEventKind,
   StepStatus,
   valuesOf,
 } from '@agent-saga/core';
@@ -72,5 +78,32 @@ describe('migrations', () => {
     expect(r.rows).toHaveLength(1);
     const inDb = [...r.rows[0]!.def.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1]).sort();
     expect(inDb).toEqual(valuesOf(StepStatus).sort());
+  });
+
+  it.each([
+    ['approvals', 'status', valuesOf(ApprovalStatus)],
+    ['approvals', 'kind', valuesOf(ApprovalKind)],
+    ['corrections', 'status', valuesOf(CorrectionStatus)],
+    ['cases', 'status', valuesOf(ReviewStatus)],
+    ['step_events', 'kind', valuesOf(StepEventKind)],
+    ['runs', 'status', valuesOf(RunStatus)],
+  ] as const)('derive the CHECK of %s.%s from its status object', async (table, column, values) => {
+    const r = await sql<{ def: string }>`
+      SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
+      JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+      WHERE n.nspname = ${env.schema} AND t.relname = ${table} AND c.contype = 'c'
+        AND c.conname = ${`${table}_${column}_check`}`.execute(env.db);
+    expect(r.rows).toHaveLength(1);
+    const inDb = [...r.rows[0]!.def.matchAll(/'([A-Za-z_]+)'/g)].map((m) => m[1]).sort();
+    expect(inDb).toEqual([...values].sort());
+  });
+
+  it('keep one open case per step, while resolved cases stay as history', async () => {
+    await sql`INSERT INTO runs (run_id, tenant_id, status) VALUES ('mc', 't', 'RUNNING')`.execute(env.db);
+    const open = sql`INSERT INTO cases (run_id, step_idx, tenant_id, reason, status) VALUES ('mc', 1, 't', 'r', 'open')`;
+    await open.execute(env.db);
+    await expect(open.execute(env.db)).rejects.toThrow(/cases_one_open_per_step/);
+    await sql`UPDATE cases SET status = 'resolved' WHERE run_id = 'mc'`.execute(env.db);
+    await open.execute(env.db);
   });
 });

@@ -54,6 +54,7 @@ describe('saga log', () => {
       .selectFrom('step_events')
       .selectAll()
       .where('run_id', '=', 'run-intent')
+      .where('step_idx', 'is not', null)
       .execute();
     expect(events.map((e) => [e.from_status, e.to_status])).toEqual([[null, 'INTENDED']]);
   });

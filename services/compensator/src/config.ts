@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseConfigSchema, envInt, parseConfig } from '@agent-saga/core';
+import { baseConfigSchema, envInt, parseConfig, sagaLogGaugesConfig } from '@agent-saga/core';
 
 /** Configuration of a compensator process, parsed once at start (see README: "Running the compensator"). */
 export const compensatorConfigSchema = baseConfigSchema.extend({
@@ -38,6 +38,8 @@ export const compensatorConfigSchema = baseConfigSchema.extend({
   DB_POOL_SIZE: envInt(10),
   /** Port of the Prometheus endpoint (0: none). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /** The saga-log gauges: off here by default (the reconciler exports them); switch on for one pool only. */
+  ...sagaLogGaugesConfig(false),
 });
 export type CompensatorConfig = z.infer<typeof compensatorConfigSchema>;
 

@@ -22,4 +22,5 @@ export {
   CompensationOutcome,
   ManualInterventionKind,
   type CompensatorMetrics,
+  type CompensatorMetricsOptions,
 } from './metrics/compensator-metrics.js';

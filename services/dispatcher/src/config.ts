@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseConfigSchema, envInt, parseConfig } from '@agent-saga/core';
+import { baseConfigSchema, envInt, parseConfig, sagaLogGaugesConfig } from '@agent-saga/core';
 
 /**
  * Configuration of every dispatcher role (api, relay, executor), parsed once at start. Each role reads only
@@ -33,6 +33,11 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
   RELAY_GRACE_MS: z.coerce.number().int().min(0).default(2_000),
   /** Port of the metrics endpoint of relay and executor processes (0: none). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /**
+   * The saga-log gauges from a relay or executor process: off by default (the reconciler exports them).
+   * The API always exports the UNKNOWN backlog only, as before.
+   */
+  ...sagaLogGaugesConfig(false),
   /** Database pool size per process. */
   DB_POOL_SIZE: envInt(20),
   /**
@@ -50,6 +55,11 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
   EXECUTOR_DRAIN_MS: envInt(30_000),
   /** The relay gathers NOTIFYs for this long before it sweeps, so a burst of intents is one batch. */
   RELAY_DEBOUNCE_MS: z.coerce.number().int().min(0).default(2),
+  /**
+   * How long a person has to decide an approval (a pivot, or a held step) before it expires, in ms. A
+   * pivot that stages a hold (`holdWindowMs`) expires earlier, before the hold lapses. Default: a day.
+   */
+  APPROVAL_TTL_MS: envInt(24 * 3600_000),
 });
 export type DispatcherConfig = z.infer<typeof dispatcherConfigSchema>;
 

@@ -316,6 +316,7 @@ describe('waiting for the outcome', () => {
     expect(ev.status).toBe(200);
     const list = ev.body.events as { kind: string; to: string | null; detail: { args?: unknown } }[];
     expect(list.map((e) => [e.kind, e.to])).toEqual([
+      ['run_transition', 'RUNNING'],
       ['transition', 'INTENDED'],
       ['retry_call', null],
       ['transition', 'UNKNOWN'],

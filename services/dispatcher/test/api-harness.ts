@@ -170,11 +170,13 @@ export async function countRows(
   table: 'saga_log' | 'outbox' | 'step_events',
   runId: string,
 ): Promise<number> {
-  const r = await h.env.db
+  let q = h.env.db
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('run_id', '=', runId)
-    .executeTakeFirstOrThrow();
+    .where('run_id', '=', runId);
+  // Steps' events only: the run's own events (created, status changes) have no step.
+  if (table === 'step_events') q = q.where(sql.ref('step_idx'), 'is not', null);
+  const r = await q.executeTakeFirstOrThrow();
   return Number(r.n);
 }
 

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { baseConfigSchema, envInt, parseConfig } from '@agent-saga/core';
+import {
+  baseConfigSchema,
+  DEFAULT_STALE_OUTBOX_MS,
+  DEFAULT_STUCK_RUN_MS,
+  envInt,
+  parseConfig,
+  sagaLogGaugesConfig,
+} from '@agent-saga/core';
 
 const nonNegativeInt = (def: number) => z.coerce.number().int().min(0).default(def);
 
@@ -30,13 +37,15 @@ export const reconcilerConfigSchema = baseConfigSchema.extend({
   /** Slack added to a reconcile lease beyond two lookup timeouts and the re-check pause. */
   RECONCILER_LEASE_MARGIN_MS: envInt(5_000),
   /** A run in a non-terminal state with no change for this long counts as stuck. */
-  RECONCILER_STUCK_RUN_MS: envInt(3600_000),
+  RECONCILER_STUCK_RUN_MS: envInt(DEFAULT_STUCK_RUN_MS),
   /** An outbox message still unpublished after this long counts as stale (the relay is behind or down). */
-  RECONCILER_STALE_OUTBOX_MS: envInt(60_000),
+  RECONCILER_STALE_OUTBOX_MS: envInt(DEFAULT_STALE_OUTBOX_MS),
   /** How often stuck runs and stale outbox messages are looked for and logged, in ms. */
   RECONCILER_SCAN_MS: envInt(30_000),
   /** Port of the Prometheus endpoint (0: none). */
   METRICS_PORT: nonNegativeInt(0).pipe(z.number().max(65535)),
+  /** The saga-log gauges (runs by status, backlogs, approvals, …): exported by the reconciler by default. */
+  ...sagaLogGaugesConfig(true),
   /** Database pool size of the process. */
   DB_POOL_SIZE: envInt(10),
 });

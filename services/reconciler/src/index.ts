@@ -33,4 +33,5 @@ export {
   createReconcilerMetrics,
   ReconcileOutcome,
   type ReconcilerMetrics,
+  type ReconcilerMetricsOptions,
 } from './metrics/reconciler-metrics.js';

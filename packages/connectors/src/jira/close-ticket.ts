@@ -17,7 +17,9 @@ export const closeTicketArgs = z.object({
 /**
  * `close_ticket`: moves the ticket along the transition whose target's status category is `done` (never a
  * transition id: those differ between workflows), adding the reason as an ADF comment in the same call. A
- * ticket already in a done status is left alone (no second transition, no comment).
+ * ticket already in a done status is left alone (no second transition, no comment). Called as a
+ * compensation, the comment also says why the run was unwound (`ctx.unwindReason`): the stored `reason`
+ * was written with the forward call, before anyone knew.
  *
  * Keyed by label: the call first adds `saga-<key>` to the ticket (a set, so re-sending is harmless), then
  * transitions. The effect is "labelled AND in a done status": the lookup searches the label and confirms
@@ -44,7 +46,7 @@ export function closeTicketTool(conn: JiraConnection) {
           result: { key: issue.key, status: issue.fields.status.name, transitioned: false },
         };
       }
-      const comment = adfFromText(`${args.reason}\n(agent-saga step ${ctx.idempotencyKey})`);
+      const comment = adfFromText(closingComment(args.reason, ctx.unwindReason, ctx.idempotencyKey));
       const transition = await transitionToStatus(
         conn,
         issue.key,
@@ -66,4 +68,10 @@ export function closeTicketTool(conn: JiraConnection) {
       }),
     lookupLagMs: conn.config.lookupLagMs,
   });
+}
+
+/** The closing comment: the stored reason, the run's unwind reason when there is one, the harness key. */
+function closingComment(reason: string, unwindReason: string | undefined, key: string): string {
+  const why = unwindReason?.trim() ? `\nUnwind reason: ${unwindReason.trim()}` : '';
+  return `${reason}${why}\n(agent-saga step ${key})`;
 }

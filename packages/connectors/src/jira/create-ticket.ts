@@ -1,9 +1,19 @@
-import { Audience, defineTool, ref, ToolClass } from '@agent-saga/core';
+import {
+  Audience,
+  ClientError,
+  defineTool,
+  ref,
+  ToolClass,
+  type ForwardEffect,
+  type LookupContext,
+  type PreconditionVerdict,
+} from '@agent-saga/core';
 import { z } from 'zod';
 import { adfFromText } from './adf.js';
 import { findLabelledEffect } from './find-labelled-effect.js';
-import { createIssue } from './issue-endpoints.js';
+import { createIssue, getIssue } from './issue-endpoints.js';
 import type { JiraConnection } from './jira-connection.js';
+import { DONE_CATEGORY } from './jira-wire.js';
 import { sagaLabel } from './saga-label.js';
 
 /** Arguments of `create_ticket` and `create_ticket_draft`. */
@@ -23,7 +33,8 @@ export function ticketDescription(args: TicketArgs) {
  * `create_ticket`: a ticket in the team's queue. Jira has no idempotency header, so the key travels as the
  * label `saga-<key>` and `lookup` is a JQL search for it; a plain retry of `execute` WOULD make a second
  * ticket, which is why the harness always looks up (waiting out `lookupLagMs`) before re-sending.
- * Compensatable: closing the ticket leaves a visible, closed ticket (not an exact inverse).
+ * Compensatable: closing the ticket leaves a visible, closed ticket (not an exact inverse). Before closing
+ * it, the compensator asks {@link ticketPrecondition} whether a person got there first.
  */
 export function createTicketTool(conn: JiraConnection) {
   return defineTool({
@@ -50,6 +61,38 @@ export function createTicketTool(conn: JiraConnection) {
       return { externalRef: created.key, result: { id: created.id, key: created.key, self: created.self } };
     },
     lookup: (key, ctx) => findLabelledEffect(conn, key, ctx.signal),
+    precondition: (forward, ctx) => ticketPrecondition(conn, forward, ctx),
     lookupLagMs: conn.config.lookupLagMs,
   });
+}
+
+/** Jira's status category of statuses nobody has started (To Do, Draft, Backlog), whatever they are named. */
+const NEW_CATEGORY = 'new';
+
+/**
+ * The ticket as the compensation finds it, read live (never from the lagging index), compared with how
+ * `create_ticket` left it: in a status of category `new` (the workflow's initial status; the create answer
+ * records no status, so the category is what is compared, not the name).
+ * - still `new` → `as_left`: close it;
+ * - `done` → `already_compensated`: a person closed it; nothing is sent (no label, no second comment);
+ * - any other category (`indeterminate`: someone is working on it), or the ticket is gone → changed: closing
+ *   it would cut across what a person did, so a person decides.
+ * A read that fails otherwise throws: nothing is decided, the compensator asks again later.
+ */
+async function ticketPrecondition(
+  conn: JiraConnection,
+  forward: ForwardEffect,
+  ctx: LookupContext,
+): Promise<PreconditionVerdict> {
+  const key = forward.externalRef;
+  if (key === null) return { changed: 'the step recorded no ticket key' };
+  const issue = await getIssue(conn, key, ctx.signal).catch((err: unknown) => {
+    if (err instanceof ClientError && err.details.status === 404) return null;
+    throw err;
+  });
+  if (issue === null) return { changed: `ticket ${key} no longer exists` };
+  const { name, statusCategory } = issue.fields.status;
+  if (statusCategory.key === NEW_CATEGORY) return 'as_left';
+  if (statusCategory.key === DONE_CATEGORY) return 'already_compensated';
+  return { changed: `ticket ${key} is ${name} (${statusCategory.key}), was created open` };
 }

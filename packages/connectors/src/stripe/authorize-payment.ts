@@ -29,5 +29,6 @@ export function createAuthorizePaymentTool(deps: StripeToolDeps) {
     lookup: (key, ctx) => lookupPaymentIntentByMetadata(deps, ctx, SAGA_KEY_METADATA, key, wasAuthorized),
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: REQUESTS * deps.config.timeoutMs,
+    holdWindowMs: deps.config.holdWindowMs,
   });
 }

@@ -13,6 +13,13 @@ export const DEFAULT_STRIPE_LOOKUP_LAG_MS = 60_000;
  */
 export const DEFAULT_STRIPE_TIMEOUT_MS = 20_000;
 
+/**
+ * Why 7 days: Stripe keeps an uncaptured online card PaymentIntent's authorisation for 7 days (some card
+ * networks less); a pivot that stages an authorisation must be decided before then. Lower it per deployment
+ * to stay on the safe side of the networks you use.
+ */
+export const DEFAULT_STRIPE_HOLD_WINDOW_MS = 7 * 24 * 3600_000;
+
 /** Where the official client sends requests; null means the real API (`https://api.stripe.com`). */
 export interface StripeApiBase {
   readonly protocol: 'http' | 'https';
@@ -28,6 +35,8 @@ export interface StripeConfig {
   readonly lookupLagMs: number;
   /** Per-request timeout given to the client; also the tools' `timeoutMs` budget (see create-stripe-tools). */
   readonly timeoutMs: number;
+  /** How long an authorisation holds (`authorize_payment`'s `holdWindowMs`). */
+  readonly holdWindowMs: number;
 }
 
 const nonNegativeInt = (def: number) => z.coerce.number().int().nonnegative().default(def);
@@ -38,6 +47,7 @@ const stripeEnvSchema = z.object({
   STRIPE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
   STRIPE_LOOKUP_LAG_MS: nonNegativeInt(DEFAULT_STRIPE_LOOKUP_LAG_MS),
   STRIPE_TIMEOUT_MS: z.coerce.number().int().positive().default(DEFAULT_STRIPE_TIMEOUT_MS),
+  STRIPE_HOLD_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_STRIPE_HOLD_WINDOW_MS),
 });
 
 /**
@@ -50,6 +60,7 @@ export function stripeConfigFromEnv(env: Record<string, string | undefined>): St
     apiBase: parsed.STRIPE_API_BASE === undefined ? null : apiBaseOf(parsed.STRIPE_API_BASE),
     lookupLagMs: parsed.STRIPE_LOOKUP_LAG_MS,
     timeoutMs: parsed.STRIPE_TIMEOUT_MS,
+    holdWindowMs: parsed.STRIPE_HOLD_WINDOW_MS,
   };
   Object.defineProperty(config, 'secretKey', { value: parsed.STRIPE_SECRET_KEY, enumerable: false });
   return Object.freeze(config) as StripeConfig;

@@ -6,6 +6,11 @@ import type { TokenRole } from '../statuses.js';
 export interface Principal {
   readonly tenantId: string;
   readonly role: TokenRole;
+  /**
+   * Who acts, as recorded on decisions: the token's label, or `token:<first 12 hex of its hash>` for a
+   * token without one. Never the token itself.
+   */
+  readonly actor: string;
 }
 
 /** Tokens are stored as sha256 hex only; the plain token is shown once, when created. */
@@ -35,9 +40,15 @@ export async function createApiToken(
 export async function verifyApiToken(db: SagaDb, token: string): Promise<Principal | null> {
   const row = await db
     .selectFrom('api_tokens')
-    .select(['tenant_id', 'role'])
+    .select(['tenant_id', 'role', 'label', 'token_hash'])
     .where('token_hash', '=', hashToken(token))
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row ? { tenantId: row.tenant_id, role: row.role } : null;
+  return row
+    ? {
+        tenantId: row.tenant_id,
+        role: row.role,
+        actor: row.label ?? `token:${row.token_hash.slice(0, 12)}`,
+      }
+    : null;
 }

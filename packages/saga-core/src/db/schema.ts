@@ -1,6 +1,9 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type {
+  ApprovalKind,
+  ApprovalStatus,
   CompensationStatus,
+  CorrectionStatus,
   EmailDraftStatus,
   ReviewStatus,
   RunStatus,
@@ -21,8 +24,22 @@ export interface RunsTable {
   /** The next step index for calls that send no `stepIdx`; moves only past settled, delivered steps. */
   cursor: Generated<number>;
   metadata: Json<Record<string, unknown>>;
+  /** The run's policy, fixed at creation (migration 0005). */
+  policy: ColumnType<RunPolicy, string | undefined, string>;
+  /** The first commit step of the run's pending or approved pivot; null before any pivot. */
+  pivot_idx: number | null;
+  /** Irreversible steps released before any pivot (each was approved on its own). */
+  irreversible_before_pivot: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+/** What a run allows, chosen by whoever creates it. */
+export interface RunPolicy {
+  /** Refuse irreversible calls outside a pivot (`409 PIVOT_REQUIRED`) instead of holding each for approval. */
+  readonly requirePivot?: boolean;
+  /** Unwind the run by itself when a step fails definitively (FAILED) before the pivot. */
+  readonly unwindOnFailure?: boolean;
 }
 
 /** One row per non-pure step: the durable intent, then its outcome. */
@@ -60,6 +77,8 @@ export interface SagaLogTable {
   reconcile_attempts: Generated<number>;
   /** The reconciler looks again no earlier than this (backoff, or the tool's lookup lag); null: due. */
   next_reconcile_at: Date | null;
+  /** The approval that covers this step (a pivot's commit step, or a held step); migration 0005. */
+  approval_id: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -74,12 +93,15 @@ export interface StoredCompensation {
 export interface StepEventsTable {
   id: Generated<string>;
   run_id: string;
-  step_idx: number;
+  /** Null for an event of the run itself (a run transition, a decision about the whole run). */
+  step_idx: number | null;
   kind: StepEventKind;
   from_status: string | null;
   to_status: string | null;
   cause: string;
   detail: JsonNullable<Record<string, unknown>>;
+  /** Who decided, for a person's decision; null for the harness's own events. */
+  actor: string | null;
   at: Generated<Date>;
 }
 
@@ -148,14 +170,22 @@ export interface CompensationsTable {
   updated_at: Generated<Date>;
 }
 
-/** A correction queued for a person (migration 0004). */
+/** A correction queued for a person (migration 0004; id, hash and decision columns 0005). */
 export interface CorrectionsTable {
+  id: Generated<string>;
   run_id: string;
   step_idx: number;
   tenant_id: string;
+  /** The message to send: `{ tool, args }` as stored before the original call, or as a person edited it. */
   command: Json<Record<string, unknown>>;
   audience: string[];
-  status: ReviewStatus;
+  status: CorrectionStatus;
+  /** The key the correction is sent with (`correct:<forward tool>`). */
+  idempotency_key: string | null;
+  external_ref: string | null;
+  decided_by: string | null;
+  decided_at: Date | null;
+  comment: string | null;
   created_at: Generated<Date>;
 }
 
@@ -168,6 +198,29 @@ export interface CasesTable {
   reason: string;
   evidence: Json<Record<string, unknown>>;
   status: ReviewStatus;
+  resolved_by: string | null;
+  resolved_at: Date | null;
+  /** What the person did: `{ action, externalRef?, comment? }`. */
+  resolution: JsonNullable<Record<string, unknown>>;
+  created_at: Generated<Date>;
+}
+
+/** One human decision (migration 0005): bound by `hash` to the exact steps it releases. */
+export interface ApprovalsTable {
+  id: string;
+  tenant_id: string;
+  run_id: string;
+  kind: ApprovalKind;
+  status: ApprovalStatus;
+  /** sha256 of the canonical `{ runId, steps: [{ stepIdx, tool, toolVersion, key, args }] }` it covers. */
+  hash: string;
+  steps: number[];
+  summary: string | null;
+  evidence: Json<Record<string, unknown>>;
+  expires_at: Date;
+  decided_by: string | null;
+  decided_at: Date | null;
+  comment: string | null;
   created_at: Generated<Date>;
 }
 
@@ -181,6 +234,7 @@ export interface Database {
   compensations: CompensationsTable;
   corrections: CorrectionsTable;
   cases: CasesTable;
+  approvals: ApprovalsTable;
 }
 
 export type RunRow = Selectable<RunsTable>;
@@ -193,3 +247,4 @@ export type EmailDraftRow = Selectable<EmailDraftsTable>;
 export type CompensationRow = Selectable<CompensationsTable>;
 export type CorrectionRow = Selectable<CorrectionsTable>;
 export type CaseRow = Selectable<CasesTable>;
+export type ApprovalRow = Selectable<ApprovalsTable>;

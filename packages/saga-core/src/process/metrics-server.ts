@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 
-/** What a metrics endpoint serves: a prom-client `Registry` fits (core does not depend on prom-client). */
+/** What a metrics endpoint serves: a prom-client `Registry` fits (or anything else that renders the text format). */
 export interface MetricsSource {
   metrics(): Promise<string>;
   readonly contentType: string;

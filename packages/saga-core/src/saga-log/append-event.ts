@@ -3,12 +3,15 @@ import type { StepEventKind } from '../statuses.js';
 
 export interface StepEventInput {
   readonly runId: string;
-  readonly stepIdx: number;
+  /** Null for an event of the run itself. */
+  readonly stepIdx: number | null;
   readonly kind: StepEventKind;
   readonly from?: string | null;
   readonly to?: string | null;
   readonly cause: string;
   readonly detail?: Record<string, unknown> | null;
+  /** Who decided (a person's decision); omitted for the harness's own events. */
+  readonly actor?: string | null;
 }
 
 /** Appends to `step_events`, the append-only history of every transition, attempt, retry and lookup. */
@@ -23,6 +26,7 @@ export async function appendStepEvent(db: SagaTrx | SagaDb, e: StepEventInput): 
       to_status: e.to ?? null,
       cause: e.cause,
       detail: e.detail == null ? null : JSON.stringify(e.detail),
+      actor: e.actor ?? null,
     })
     .execute();
 }

@@ -23,6 +23,8 @@ export interface IntentInput {
   readonly dependsOn: readonly number[] | null;
   /** INTENDED (dispatch now) or AWAITING_APPROVAL (held for a human; no outbox message). */
   readonly status: typeof StepStatus.INTENDED | typeof StepStatus.AWAITING_APPROVAL;
+  /** The approval that holds this step (AWAITING_APPROVAL), written first in the same transaction. */
+  readonly approvalId?: string | null;
   readonly schema: string;
   /** Whether to NOTIFY the outbox relays (default true); see {@link recordIntent}. */
   readonly notifyRelay?: boolean;
@@ -68,6 +70,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
           correction: i.correction ? JSON.stringify(i.correction) : null,
           audience: [...i.audience],
           depends_on: i.dependsOn ? [...i.dependsOn] : null,
+          approval_id: i.approvalId ?? null,
         })
         .returningAll(),
     )

@@ -3,7 +3,8 @@ import type { SagaTrx } from '../db/connect.js';
 import type { RunRow } from '../db/schema.js';
 import { InvalidRunTransitionError } from '../errors.js';
 import { allowedRunSources } from '../run-transitions.js';
-import type { RunStatus } from '../statuses.js';
+import { StepEventKind, type RunStatus } from '../statuses.js';
+import { appendStepEvent } from './append-event.js';
 
 export interface RunTransitionInput {
   readonly runId: string;
@@ -12,6 +13,8 @@ export interface RunTransitionInput {
   readonly reason: string | null;
   /** Narrows the legal sources further. */
   readonly onlyFrom?: readonly RunStatus[];
+  /** Who moved it, when a person did (recorded on the run-transition event). */
+  readonly actor?: string | null;
 }
 
 /**
@@ -23,7 +26,8 @@ export interface RunTransitionInput {
  * ```
  *
  * Zero rows is an {@link InvalidRunTransitionError} naming the status the run was really in (read under a
- * row lock in the same transaction, so the answer cannot change under the caller).
+ * row lock in the same transaction, so the answer cannot change under the caller). A move appends a
+ * `run_transition` event (no step) in the same transaction, so the run's own history is in its timeline.
  */
 export async function transitionRun(trx: SagaTrx, t: RunTransitionInput): Promise<RunRow> {
   const legal = allowedRunSources(t.to);
@@ -45,5 +49,14 @@ export async function transitionRun(trx: SagaTrx, t: RunTransitionInput): Promis
           .executeTakeFirst()
       : undefined;
   if (!row) throw new InvalidRunTransitionError(t.runId, prev?.status ?? null, t.to);
+  await appendStepEvent(trx, {
+    runId: t.runId,
+    stepIdx: null,
+    kind: StepEventKind.RUN_TRANSITION,
+    from: prev!.status,
+    to: t.to,
+    cause: t.reason ?? 'run status changed',
+    actor: t.actor ?? null,
+  });
   return row;
 }

@@ -22,6 +22,8 @@ export interface TransitionInput {
   readonly leaseOwner?: string;
   /** The schema name, to announce a settled outcome on its NOTIFY channel. */
   readonly schema: string;
+  /** Who moved it, when a person did (an approval, a case resolved by hand). */
+  readonly actor?: string | null;
 }
 
 /**
@@ -60,6 +62,7 @@ export async function transitionStep(trx: SagaTrx, t: TransitionInput): Promise<
     to: t.to,
     cause: t.cause,
     detail: t.detail ?? null,
+    actor: t.actor ?? null,
   });
   if (NOTIFYING_STATUSES.has(t.to)) await notifyStepChanged(trx, t.schema, row.idempotency_key);
   return row;

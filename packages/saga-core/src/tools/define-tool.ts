@@ -17,6 +17,13 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** A child logger bound to the run, the step and the key. */
   readonly logger: Logger;
+  /**
+   * Set only when the call is a compensation: why the run is being unwound, in the words of whoever asked
+   * (`POST /v1/runs/{runId}/unwind { reason }`). The stored compensation was written before the forward
+   * call, long before anyone knew this reason; a tool that leaves a note on the target (a closing comment)
+   * can say why. Absent on forward calls.
+   */
+  readonly unwindReason?: string;
 }
 
 /** What a tool reports for an effect that exists in the real system. */
@@ -89,6 +96,12 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   readonly lookupLagMs?: number;
   /** The executor aborts the call after this long and records UNKNOWN. Default 30 000. */
   readonly timeoutMs?: number;
+  /**
+   * For a hold (a card authorisation, a reservation): how long the effect stays usable after it is made.
+   * A pivot that stages such a step expires before the hold does: its approval's deadline is the earliest
+   * hold's end, and on expiry the run unwinds (the holds are released). Unset: the effect does not lapse.
+   */
+  readonly holdWindowMs?: number;
 }
 
 /** A tool after validation. Defaults are filled in; the object is frozen. */
@@ -138,6 +151,8 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('lookupLagMs', 'must be a non-negative number of milliseconds');
   if (spec.timeoutMs !== undefined && !(Number.isFinite(spec.timeoutMs) && spec.timeoutMs > 0))
     fail('timeoutMs', 'must be a positive number of milliseconds');
+  if (spec.holdWindowMs !== undefined && !(Number.isFinite(spec.holdWindowMs) && spec.holdWindowMs > 0))
+    fail('holdWindowMs', 'must be a positive number of milliseconds');
   const audience = spec.audience;
   return Object.freeze({
     ...spec,

@@ -29,7 +29,11 @@ async function main(): Promise<void> {
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     const connection = { url: config.REDIS_URL, maxRetriesPerRequest: null };
     const queue = createUnwindQueue(connection, config.SAGA_QUEUE_PREFIX);
-    const metrics = createCompensatorMetrics(db);
+    const metrics = createCompensatorMetrics(db, {
+      sagaLogGauges: config.SAGA_LOG_GAUGES,
+      sagaLogGaugesCacheMs: config.SAGA_LOG_GAUGES_CACHE_MS,
+      logger,
+    });
     const compensator = createCompensatorWorker({
       db,
       schema: config.SAGA_DB_SCHEMA,

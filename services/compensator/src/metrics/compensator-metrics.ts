@@ -1,5 +1,11 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { RunStatus, type SagaDb } from '@agent-saga/core';
+import {
+  ATTEMPTS_PER_EFFECT_BUCKETS,
+  registerSagaLogGauges,
+  RunStatus,
+  type Logger,
+  type SagaDb,
+} from '@agent-saga/core';
 
 /** How one pass over a compensation ended (the `outcome` label of `saga_compensations_total`). */
 export const CompensationOutcome = {
@@ -37,18 +43,37 @@ export interface CompensatorMetrics {
   readonly compensations: Counter<'tool' | 'outcome'>;
   /** Duration of one sent compensation attempt (the tool call), by tool and whether it returned. */
   readonly latency: Histogram<'tool' | 'ok'>;
+  /** From the compensation's planning (the unwind reached its step) to its confirmation, by tool. */
+  readonly settleLatency: Histogram<'tool'>;
+  /** Attempts sent (same key each time) by the time a compensation was confirmed, by tool. */
+  readonly attemptsPerEffect: Histogram<'tool'>;
   readonly manualInterventions: Counter<'kind'>;
+  /** A lookup or a call that found more than one effect under one key (forward or compensation). */
+  readonly duplicateEffects: Counter<'tool'>;
+}
+
+export interface CompensatorMetricsOptions {
+  /** Export the saga-log gauges from this process too (SAGA_LOG_GAUGES; off by default here). */
+  readonly sagaLogGauges?: boolean;
+  readonly sagaLogGaugesCacheMs?: number;
+  readonly logger?: Logger;
 }
 
 /**
  * Creates the registry. Counters move as this process works, so a pool's totals are the sum over its
  * processes; the gauge reads the log when scraped (index `runs_open`: the cost follows the open runs).
- * Latency buckets: from a quick internal API (10 ms) to a tool timeout (30 s, the default).
+ * Latency buckets: from a quick internal API (10 ms) to a tool timeout (30 s, the default); the settle
+ * latency, which spans backoffs and lookup lags, reaches an hour.
  */
-export function createCompensatorMetrics(db: SagaDb): CompensatorMetrics {
+export function createCompensatorMetrics(db: SagaDb, o: CompensatorMetricsOptions = {}): CompensatorMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ role: 'compensator' });
   collectDefaultMetrics({ register: registry });
+  if (o.sagaLogGauges)
+    registerSagaLogGauges(registry, db, {
+      cacheMs: o.sagaLogGaugesCacheMs ?? 0,
+      ...(o.logger ? { logger: o.logger } : {}),
+    });
   new Gauge({
     name: 'saga_compensating_runs',
     help: 'Runs in COMPENSATING (being unwound, by any compensator)',
@@ -83,10 +108,31 @@ export function createCompensatorMetrics(db: SagaDb): CompensatorMetrics {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
+    settleLatency: new Histogram({
+      name: 'saga_compensation_settle_duration_seconds',
+      help: 'From the planning of a compensation to its confirmation (attempts, backoffs, lookups), by tool',
+      labelNames: ['tool'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+      registers: [registry],
+    }),
+    attemptsPerEffect: new Histogram({
+      name: 'saga_compensation_attempts_per_effect',
+      help: 'Attempts sent for a compensation by the time it was confirmed, by tool (retry amplification)',
+      labelNames: ['tool'] as const,
+      // COMPENSATION_MAX_ATTEMPTS (5 by default) is where a person takes over.
+      buckets: [...ATTEMPTS_PER_EFFECT_BUCKETS],
+      registers: [registry],
+    }),
     manualInterventions: new Counter({
       name: 'saga_compensator_manual_interventions_total',
       help: 'Items this compensator handed to a person, by kind',
       labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    duplicateEffects: new Counter({
+      name: 'saga_duplicate_effect_incidents_total',
+      help: 'Lookups or calls that found more than one effect under one idempotency key, by tool',
+      labelNames: ['tool'] as const,
       registers: [registry],
     }),
   };

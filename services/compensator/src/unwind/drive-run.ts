@@ -6,6 +6,7 @@ import {
   listSteps,
   RunStatus,
   StepStatus,
+  unwindReasonOf,
   type CompensationRow,
 } from '@agent-saga/core';
 import { planCompensations } from '../sql/plan-compensations.js';
@@ -37,8 +38,13 @@ export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): P
   const log = d.logger.child({ runId });
   for (;;) {
     if (d.shutdownSignal.aborted) return 'unfinished';
-    const run = await d.db.selectFrom('runs').select('status').where('run_id', '=', runId).executeTakeFirst();
+    const run = await d.db
+      .selectFrom('runs')
+      .select(['status', 'status_reason'])
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
     if (run?.status !== RunStatus.COMPENSATING) return 'not-compensating';
+    const unwindReason = unwindReasonOf(run.status_reason);
     let steps = await listSteps(d.db, runId);
 
     const unresolved = steps.filter((s) => UNRESOLVED.has(s.status));
@@ -72,7 +78,9 @@ export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): P
       return 'finished';
     }
     if (plan.ready.length) {
-      await mapBounded(plan.ready, d.config.COMPENSATOR_PARALLELISM, (c) => runCompensation(d, c, steps));
+      await mapBounded(plan.ready, d.config.COMPENSATOR_PARALLELISM, (c) =>
+        runCompensation(d, c, steps, unwindReason),
+      );
       continue;
     }
     if (!(await pause(d, until, plan.nextDueAt))) return 'unfinished';

@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
 import {
   Audience,
   CompensationStatus,
-  ReviewStatus,
+  CorrectionStatus,
   RunStatus,
   StepStatus,
+  openCase,
   transitionRun,
   type CompensationRow,
   type RunRow,
@@ -66,11 +66,7 @@ export async function finishRun(
         evidence: { compensationStatus: c.status },
       });
   }
-  for (const k of cases)
-    await sql`
-      INSERT INTO cases (run_id, step_idx, tenant_id, reason, evidence, status)
-      VALUES (${runId}, ${k.stepIdx}, ${tenantId}, ${k.reason}, ${JSON.stringify(k.evidence)}, ${ReviewStatus.OPEN})
-      ON CONFLICT (run_id, coalesce(step_idx, -1)) DO NOTHING`.execute(trx);
+  for (const k of cases) await openCase(trx, { runId, tenantId, ...k });
 
   const corrections = steps.filter((s) => {
     const c = comps.get(s.step_idx);
@@ -88,7 +84,7 @@ export async function finishRun(
           tenant_id: tenantId,
           command: JSON.stringify(s.correction),
           audience: s.audience,
-          status: ReviewStatus.OPEN,
+          status: CorrectionStatus.OPEN,
         })),
       )
       .onConflict((oc) => oc.columns(['run_id', 'step_idx']).doNothing())

@@ -122,6 +122,8 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
   if (seen.kind === 'found') {
     const { effect } = seen;
     const evidence = lookupEvidence(seen);
+    // Several effects under one forward key: an incident whoever finds it (the reconciler counts its own).
+    if (effect.duplicates?.length) d.metrics?.duplicateEffects.inc({ tool: step.tool });
     return write(async (trx) => {
       await lookupEvent(trx, evidence);
       await transitionStep(trx, {

@@ -42,6 +42,10 @@ import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
  *    after a backoff with jitter, within COMPENSATION_MAX_ATTEMPTS); unknown (anything else: looked up
  *    by key next time).
  *
+ * The run's unwind reason (`unwindReason`, from the run row) reaches the tool as `ctx.unwindReason`, so a
+ * compensation that leaves a note on its target (a ticket's closing comment) can say why; the stored
+ * command itself, written before the forward call, cannot know it.
+ *
  * Two compensators may pass over one compensation at once (a stalled job handed on, a NOTIFY and a sweep):
  * every move from what this pass read is a compare-and-set on the status AND the attempt count it read,
  * so a pass that read a row before another attempt came and went (failed → running → failed) writes
@@ -51,6 +55,7 @@ export async function runCompensation(
   d: UnwindDeps,
   comp: CompensationRow,
   steps: readonly StepRow[],
+  unwindReason: string | null,
 ): Promise<void> {
   const log = d.logger.child({ runId: comp.run_id, stepIdx: comp.step_idx, key: comp.idempotency_key });
   const at = { runId: comp.run_id, stepIdx: comp.step_idx } as const;
@@ -71,6 +76,12 @@ export async function runCompensation(
   const seenRow = { onlyFrom: [comp.status], atAttempts: comp.attempts } as const;
   const counted = (outcome: CompensationOutcome) =>
     d.metrics?.compensations.inc({ tool: comp.tool ?? '(none)', outcome });
+  /** Latency from planning to confirmation, and the attempts it took (none: found done, nothing sent). */
+  const confirmed = (row: CompensationRow) => {
+    const labels = { tool: comp.tool ?? '(none)' };
+    d.metrics?.settleLatency.observe(labels, (Date.now() - comp.created_at.getTime()) / 1000);
+    if (row.attempts > 0) d.metrics?.attemptsPerEffect.observe(labels, row.attempts);
+  };
   const giveUp = async (
     reason: string,
     detail: Record<string, unknown> = {},
@@ -134,7 +145,11 @@ export async function runCompensation(
         next_attempt_at: null,
       },
     });
-    if (moved) counted(CompensationOutcome.FOUND_BY_KEY);
+    if (seen.effect.duplicates?.length) d.metrics?.duplicateEffects.inc({ tool: tool.name });
+    if (moved) {
+      counted(CompensationOutcome.FOUND_BY_KEY);
+      confirmed(moved);
+    }
     return;
   }
   if (comp.status === CompensationStatus.UNKNOWN && seen.kind === 'error') {
@@ -169,7 +184,10 @@ export async function runCompensation(
         detail: evidence,
         patch: { next_attempt_at: null, result: JSON.stringify(evidence) },
       });
-      if (moved) counted(CompensationOutcome.ALREADY_COMPENSATED);
+      if (moved) {
+        counted(CompensationOutcome.ALREADY_COMPENSATED);
+        confirmed(moved);
+      }
       return;
     }
     if (pre.kind === 'changed')
@@ -211,7 +229,7 @@ export async function runCompensation(
     ...seenRow,
     to: CompensationStatus.RUNNING,
     cause: 'compensator: attempt',
-    detail: { attempt: comp.attempts + 1, worker: d.workerId, args },
+    detail: { attempt: comp.attempts + 1, worker: d.workerId, args, unwindReason },
     patch: {
       // Guarded by the compare-and-set on the status and count this pass read: `comp.attempts` is current.
       attempts: comp.attempts + 1,
@@ -234,6 +252,7 @@ export async function runCompensation(
       tenantId: comp.tenant_id,
       attempt: claimed.attempts,
       logger: log,
+      ...(unwindReason !== null ? { unwindReason } : {}),
     },
     d.shutdownSignal,
   );
@@ -255,7 +274,11 @@ export async function runCompensation(
         result: JSON.stringify(call.effect.result ?? null),
       },
     });
-    if (moved) counted(CompensationOutcome.COMPENSATED);
+    if (call.effect.duplicates?.length) d.metrics?.duplicateEffects.inc({ tool: tool.name });
+    if (moved) {
+      counted(CompensationOutcome.COMPENSATED);
+      confirmed(moved);
+    }
     log.info({ tool: tool.name, attempt: claimed.attempts }, 'compensated');
     return;
   }

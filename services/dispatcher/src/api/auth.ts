@@ -1,5 +1,12 @@
 import type { FastifyRequest } from 'fastify';
-import { hashToken, verifyApiToken, type Principal, type SagaDb } from '@agent-saga/core';
+import {
+  ForbiddenError,
+  hashToken,
+  TokenRole,
+  verifyApiToken,
+  type Principal,
+  type SagaDb,
+} from '@agent-saga/core';
 import { UnauthorizedError } from './api-errors.js';
 
 declare module 'fastify' {
@@ -51,4 +58,15 @@ export function createAuthenticate(db: SagaDb): Authenticate {
 export function principalOf(req: FastifyRequest): Principal {
   if (!req.principal) throw new UnauthorizedError('not authenticated');
   return req.principal;
+}
+
+/**
+ * The principal of a request that only an operator may make: deciding approvals, resolving cases, sending
+ * or dismissing corrections. An agent token is refused with 403 FORBIDDEN, whatever the tenant.
+ */
+export function operatorOf(req: FastifyRequest): Principal {
+  const p = principalOf(req);
+  if (p.role !== TokenRole.OPERATOR)
+    throw new ForbiddenError(`this needs an operator token; an ${p.role} token may not decide or resolve`);
+  return p;
 }

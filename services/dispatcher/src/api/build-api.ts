@@ -17,9 +17,14 @@ import { callRoutes } from './routes/calls.js';
 import { healthRoutes } from './routes/health.js';
 import { runRoutes } from './routes/runs.js';
 import { unwindRoutes } from './routes/unwind.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { caseRoutes } from './routes/cases.js';
+import { correctionRoutes } from './routes/corrections.js';
+import { pivotRoutes } from './routes/pivot.js';
 import { createDeliveryGroup } from './delivery-group.js';
 import { createStepReadGroup } from './step-read-group.js';
 import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
+import { consoleRoutes } from '../console/console-routes.js';
 
 /** The fastify instance of the API: pino logger, zod type provider. */
 export type ApiApp = FastifyInstance<Server, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
@@ -96,12 +101,17 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   await app.register(healthRoutes, { deps, waiter, metrics });
+  await app.register(consoleRoutes); // the operator's web console at /console, outside the /v1 auth hook
   const authenticate = createAuthenticate(deps.db);
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', authenticate);
       await v1.register(runRoutes, { deps });
       await v1.register(unwindRoutes, { deps });
+      await v1.register(pivotRoutes, { deps });
+      await v1.register(approvalRoutes, { deps });
+      await v1.register(caseRoutes, { deps });
+      await v1.register(correctionRoutes, { deps });
       await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, stepReads } });
     },
     { prefix: '/v1' },

@@ -4,6 +4,8 @@ import {
   IdempotencyMismatchError,
   lockRun,
   markOutcomeDelivered,
+  PivotRequiredError,
+  PivotStagedError,
   preparedAs,
   recordIntent,
   redactArgs,
@@ -14,6 +16,7 @@ import {
   StepStatus,
   StepUnresolvedError,
   type AnyTool,
+  type RunRow,
   type Logger,
   type SagaTrx,
   type StepRow,
@@ -22,6 +25,7 @@ import {
 import { BadRequestError } from './api-errors.js';
 import { settledOutcome } from './call-outcome.js';
 import { firstDispatch, readDispatch, type Dispatch } from './dispatch.js';
+import { holdForApproval } from './hold-for-approval.js';
 import { planIntent } from './intent-plan.js';
 import { diffRetryArgs } from './retry-args.js';
 import { resolveStep } from './step-resolution.js';
@@ -43,6 +47,8 @@ export interface IntakeRequest {
    * commit does not NOTIFY the relays (they sweep what the fast path missed on their poll).
    */
   readonly fastPath: boolean;
+  /** How long a held step waits for its approval (APPROVAL_TTL_MS). */
+  readonly approvalTtlMs: number;
 }
 
 /**
@@ -91,7 +97,8 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   });
   switch (resolution.kind) {
     case 'new':
-      return newStep(trx, req, resolution.stepIdx);
+      if (run.pivot_idx !== null) throw new PivotStagedError(req.runId, null);
+      return newStep(trx, req, run, resolution.stepIdx);
     case 'retry':
       return retryStep(trx, req, existing!);
     case 'deliver-and-refuse': {
@@ -113,7 +120,12 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   }
 }
 
-async function newStep(trx: SagaTrx, req: IntakeRequest, stepIdx: number): Promise<IntakeOutcome> {
+async function newStep(
+  trx: SagaTrx,
+  req: IntakeRequest,
+  run: RunRow,
+  stepIdx: number,
+): Promise<IntakeOutcome> {
   const later = req.dependsOn?.find((d) => d >= stepIdx);
   if (later !== undefined)
     throw new BadRequestError('dependsOn', `dependsOn: step ${later} is not earlier than step ${stepIdx}`);
@@ -125,7 +137,13 @@ async function newStep(trx: SagaTrx, req: IntakeRequest, stepIdx: number): Promi
     registry: req.registry,
     logger: req.log,
   });
+  let approvalId: string | null = null;
+  if (plan.status === StepStatus.AWAITING_APPROVAL) {
+    if (run.policy.requirePivot) throw new PivotRequiredError(req.tool.name, plan.holdReason ?? 'held');
+    approvalId = (await holdForApproval(trx, req, stepIdx, plan)).id;
+  }
   const row = await recordIntent(trx, {
+    approvalId,
     runId: req.runId,
     stepIdx,
     tenantId: req.tenantId,

@@ -76,6 +76,7 @@ export async function handleCall(
       schema: ctx.schema,
       log,
       fastPath: ctx.config.SAGA_FAST_PATH,
+      approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
     }),
   );
   const committedAt = performance.now();

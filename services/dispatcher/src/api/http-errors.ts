@@ -1,5 +1,12 @@
 import {
+  ApprovalDecidedError,
+  ApprovalExpiredError,
+  ApprovalHashMismatchError,
+  CaseActionError,
   ClientError,
+  ForbiddenError,
+  PivotRequiredError,
+  PivotStagedError,
   IdempotencyMismatchError,
   InvalidArgsError,
   NotFoundError,
@@ -12,6 +19,7 @@ import {
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { BadRequestError, RunIdTakenError, UnauthorizedError } from './api-errors.js';
 import { PureToolError } from './run-pure-tool.js';
+import { CorrectionNotSentError } from './send-correction.js';
 
 /** The body of every error answer: `{ error: { code, message, field?, fields?, … } }`. */
 export interface ErrorBody {
@@ -56,6 +64,25 @@ function mapKnown(err: unknown): Omit<HttpError, 'internal'> | undefined {
     return { status: 400, body: body(err.code, err.message, { field: 'tool', tool: err.tool }) };
   if (err instanceof UnauthorizedError) return { status: 401, body: body(err.code, err.message) };
   if (err instanceof NotFoundError) return { status: 404, body: body(err.code, err.message) };
+  if (err instanceof ForbiddenError) return { status: 403, body: body(err.code, err.message) };
+  if (err instanceof PivotRequiredError)
+    return { status: 409, body: body(err.code, err.message, { tool: err.tool }) };
+  if (err instanceof PivotStagedError)
+    return { status: 409, body: body(err.code, err.message, { runId: err.runId }) };
+  if (err instanceof ApprovalHashMismatchError)
+    return { status: 409, body: body(err.code, err.message, { approvalId: err.approvalId }) };
+  if (err instanceof ApprovalDecidedError)
+    return { status: 409, body: body(err.code, err.message, { status: err.status }) };
+  if (err instanceof ApprovalExpiredError)
+    return {
+      status: 410,
+      body: body(err.code, err.message, {
+        approvalId: err.approvalId,
+        expiresAt: err.expiresAt.toISOString(),
+      }),
+    };
+  if (err instanceof CaseActionError)
+    return { status: 409, body: body(err.code, err.message, { caseId: err.caseId }) };
   if (err instanceof StepConflictError)
     return {
       status: 409,
@@ -78,6 +105,11 @@ function mapKnown(err: unknown): Omit<HttpError, 'internal'> | undefined {
   if (err instanceof ClientError)
     return { status: 422, body: body(err.code, err.message, { details: err.details }) };
   if (err instanceof PureToolError) return { status: 502, body: body(err.code, err.message) };
+  if (err instanceof CorrectionNotSentError)
+    return {
+      status: err.code === 'CORRECTION_REFUSED' ? 422 : 502,
+      body: body(err.code, err.message, { correctionId: String(err.correction.id) }),
+    };
   if (err instanceof SagaError) return undefined;
   // Fastify's own client errors (malformed JSON, wrong content type, body too large) carry a 4xx status.
   const status = (err as { statusCode?: unknown } | null)?.statusCode;

@@ -1,5 +1,6 @@
 import {
   redactArgs,
+  type ApprovalRow,
   type CaseRow,
   type CorrectionRow,
   type RunRow,
@@ -7,6 +8,7 @@ import {
   type StepRow,
   type ToolRegistry,
 } from '@agent-saga/core';
+import { presentApproval, presentCase, presentCorrection } from './present-review.js';
 import type { EventView, RunView, StepView } from './schemas.js';
 
 /**
@@ -39,7 +41,11 @@ export function presentRun(
   run: RunRow,
   steps: readonly StepRow[],
   registry: ToolRegistry,
-  review: { readonly corrections: readonly CorrectionRow[]; readonly cases: readonly CaseRow[] },
+  review: {
+    readonly approvals: readonly ApprovalRow[];
+    readonly corrections: readonly CorrectionRow[];
+    readonly cases: readonly CaseRow[];
+  },
 ): RunView {
   return {
     runId: run.run_id,
@@ -50,21 +56,12 @@ export function presentRun(
     createdAt: run.created_at.toISOString(),
     updatedAt: run.updated_at.toISOString(),
     steps: steps.map((s) => presentStep(s, registry)),
-    corrections: review.corrections.map((c) => ({
-      stepIdx: c.step_idx,
-      command: c.command,
-      audience: c.audience,
-      status: c.status,
-      createdAt: c.created_at.toISOString(),
-    })),
-    cases: review.cases.map((c) => ({
-      id: String(c.id),
-      stepIdx: c.step_idx,
-      reason: c.reason,
-      evidence: c.evidence,
-      status: c.status,
-      createdAt: c.created_at.toISOString(),
-    })),
+    policy: run.policy,
+    pivotIdx: run.pivot_idx,
+    irreversibleBeforePivot: run.irreversible_before_pivot,
+    approvals: review.approvals.map((a) => presentApproval(a, steps, registry)),
+    corrections: review.corrections.map((c) => presentCorrection(c, steps)),
+    cases: review.cases.map((c) => presentCase(c, steps)),
   };
 }
 
@@ -74,7 +71,7 @@ export function presentEvent(
   toolOf: (stepIdx: number) => string | undefined,
   registry: ToolRegistry,
 ): EventView {
-  const tool = toolOf(e.step_idx);
+  const tool = e.step_idx === null ? undefined : toolOf(e.step_idx);
   const detail =
     e.detail && tool && 'args' in e.detail
       ? { ...e.detail, args: redact(registry, tool, e.detail.args) }
@@ -87,6 +84,7 @@ export function presentEvent(
     to: e.to_status,
     cause: e.cause,
     detail,
+    actor: e.actor,
     at: e.at.toISOString(),
   };
 }

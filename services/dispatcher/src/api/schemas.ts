@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import {
+  ApprovalKind,
+  ApprovalStatus,
+  CaseAction,
   CompensationStatus,
+  CorrectionStatus,
+  Decision,
   ReviewStatus,
   RUN_ID,
   RunStatus,
@@ -27,6 +32,20 @@ export const createRunBody = z
   .object({
     runId: z.string().regex(RUN_ID, 'must match [A-Za-z0-9._:-]{1,128}').optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
+    policy: z
+      .object({
+        requirePivot: z
+          .boolean()
+          .optional()
+          .describe('Refuse irreversible calls outside a pivot (409 PIVOT_REQUIRED) instead of holding each'),
+        unwindOnFailure: z
+          .boolean()
+          .optional()
+          .describe('Unwind the run by itself when a step before the pivot fails definitively'),
+      })
+      .strict()
+      .optional()
+      .describe("The run's policy, fixed at creation"),
   })
   .optional();
 
@@ -105,6 +124,66 @@ export const stepView = z.object({
 });
 export type StepView = z.infer<typeof stepView>;
 
+export const proposedStepView = z.object({
+  stepIdx: z.number().int(),
+  tool: z.string(),
+  toolClass: z.enum(valuesOf(ToolClass)),
+  idempotencyKey: z.string(),
+  args: z.unknown().describe('Exact arguments that will execute; secret fields redacted'),
+  audience: z.array(z.string()),
+  status: z.enum(valuesOf(StepStatus)),
+});
+
+export const approvalView = z.object({
+  id: z.string(),
+  runId: z.string(),
+  kind: z.enum(valuesOf(ApprovalKind)),
+  status: z.enum(valuesOf(ApprovalStatus)),
+  hash: z.string().describe('A decision must carry this hash: it binds the decision to what will execute'),
+  expiresAt: z.string(),
+  summary: z.string().nullable(),
+  steps: z.array(proposedStepView),
+  evidence: z.record(z.string(), z.unknown()),
+  decidedBy: z.string().nullable(),
+  decidedAt: z.string().nullable(),
+  comment: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type ApprovalView = z.infer<typeof approvalView>;
+
+export const caseView = z.object({
+  id: z.string(),
+  runId: z.string(),
+  stepIdx: z.number().int().nullable(),
+  tool: z.string().nullable(),
+  reason: z.string(),
+  evidence: z.record(z.string(), z.unknown()),
+  status: z.enum(valuesOf(ReviewStatus)),
+  resolvedBy: z.string().nullable(),
+  resolvedAt: z.string().nullable(),
+  resolution: z.record(z.string(), z.unknown()).nullable(),
+  createdAt: z.string(),
+});
+export type CaseView = z.infer<typeof caseView>;
+
+export const correctionView = z.object({
+  id: z.string(),
+  runId: z.string(),
+  stepIdx: z.number().int(),
+  tool: z.string().nullable().describe('The forward tool whose effect the correction answers'),
+  command: z.record(z.string(), z.unknown()),
+  audience: z.array(z.string()),
+  status: z.enum(valuesOf(CorrectionStatus)),
+  hash: z.string().describe('A send must carry this hash: it binds the send to this exact message'),
+  idempotencyKey: z.string().nullable(),
+  externalRef: z.string().nullable(),
+  decidedBy: z.string().nullable(),
+  decidedAt: z.string().nullable(),
+  comment: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type CorrectionView = z.infer<typeof correctionView>;
+
 export const runView = z.object({
   runId: z.string(),
   status: z.enum(valuesOf(RunStatus)),
@@ -114,36 +193,24 @@ export const runView = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   steps: z.array(stepView),
-  corrections: z.array(
-    z.object({
-      stepIdx: z.number().int(),
-      command: z.record(z.string(), z.unknown()),
-      audience: z.array(z.string()),
-      status: z.enum(valuesOf(ReviewStatus)),
-      createdAt: z.string(),
-    }),
-  ),
-  cases: z.array(
-    z.object({
-      id: z.string(),
-      stepIdx: z.number().int().nullable(),
-      reason: z.string(),
-      evidence: z.record(z.string(), z.unknown()),
-      status: z.enum(valuesOf(ReviewStatus)),
-      createdAt: z.string(),
-    }),
-  ),
+  policy: z.object({ requirePivot: z.boolean().optional(), unwindOnFailure: z.boolean().optional() }),
+  pivotIdx: z.number().int().nullable().describe('First commit step of the pending or approved pivot'),
+  irreversibleBeforePivot: z.number().int().describe('Irreversible steps released before any pivot'),
+  approvals: z.array(approvalView),
+  corrections: z.array(correctionView),
+  cases: z.array(caseView),
 });
 export type RunView = z.infer<typeof runView>;
 
 export const eventView = z.object({
   id: z.string(),
-  stepIdx: z.number().int(),
+  stepIdx: z.number().int().nullable().describe('Null for an event of the run itself'),
   kind: z.enum(valuesOf(StepEventKind)),
   from: z.string().nullable(),
   to: z.string().nullable(),
   cause: z.string(),
   detail: z.unknown(),
+  actor: z.string().nullable().describe("Who decided, for a person's decision"),
   at: z.string(),
 });
 export type EventView = z.infer<typeof eventView>;
@@ -160,3 +227,101 @@ export const errorBody = z.object({
     })
     .catchall(z.unknown()),
 });
+
+// --- the pivot, approvals and the operator's queues ---
+
+export const pivotBody = z.object({
+  commit: z
+    .array(
+      z.object({
+        tool: z.string().min(1).describe('A registered side-effecting tool'),
+        args: z
+          .record(z.string(), z.unknown())
+          .describe("Exact arguments, checked against the tool's schema"),
+      }),
+    )
+    .min(1)
+    .max(50)
+    .describe('The commit steps to run, in order, once one person approves the whole proposal'),
+  summary: z.string().min(1).max(2_000).describe('What the proposal does, in words an approver reads'),
+});
+export type PivotBody = z.infer<typeof pivotBody>;
+
+export const pivotAnswer = z.object({
+  runId: z.string(),
+  status: z.enum(valuesOf(RunStatus)),
+  approvalId: z.string(),
+  hash: z.string(),
+  expiresAt: z.string(),
+});
+
+export const approvalIdParams = z.object({ id: z.string().min(1).max(200) });
+
+export const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+export const approvalsQuery = listQuery.extend({
+  status: z.enum(valuesOf(ApprovalStatus)).optional(),
+  runId: z.string().regex(RUN_ID).optional(),
+});
+
+export const decisionBody = z.object({
+  decision: z.enum(valuesOf(Decision)),
+  hash: z.string().min(1).describe('The hash of the proposal as the approver saw it'),
+  comment: z.string().max(2_000).optional(),
+});
+
+export const caseIdParams = z.object({ id: z.string().regex(/^[0-9]{1,18}$/, 'must be a case id') });
+
+export const casesQuery = listQuery.extend({
+  status: z.enum(valuesOf(ReviewStatus)).optional(),
+  runId: z.string().regex(RUN_ID).optional(),
+});
+
+export const caseResolveBody = z.object({
+  action: z.enum(valuesOf(CaseAction)),
+  externalRef: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe('For `confirmed`: the external ref of the effect, found by hand'),
+  comment: z.string().max(2_000).optional(),
+});
+
+export const correctionIdParams = caseIdParams;
+
+export const correctionsQuery = listQuery.extend({
+  status: z.enum(valuesOf(CorrectionStatus)).optional(),
+  runId: z.string().regex(RUN_ID).optional(),
+});
+
+export const correctionSendBody = z.object({
+  hash: z.string().min(1).describe('The hash of the message as the operator saw it'),
+  comment: z.string().max(2_000).optional(),
+});
+
+export const correctionEditBody = z.object({
+  hash: z.string().min(1).describe('The hash of the message being edited'),
+  vars: z.record(z.string(), z.unknown()).describe('New template variables; the edit is a new proposal'),
+});
+
+export const correctionDismissBody = z.object({ comment: z.string().max(2_000).optional() });
+
+export const runsQuery = listQuery.extend({
+  status: z.enum(valuesOf(RunStatus)).optional(),
+});
+
+export const runSummary = z.object({
+  runId: z.string(),
+  status: z.enum(valuesOf(RunStatus)),
+  statusReason: z.string().nullable(),
+  steps: z.number().int(),
+  pendingApprovals: z.number().int(),
+  openCases: z.number().int(),
+  openCorrections: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export const runList = z.object({ runs: z.array(runSummary) });

@@ -19,7 +19,10 @@ async function main(): Promise<void> {
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-executor' });
     const { db } = await openSagaDb(config, 'executor', config.DB_POOL_SIZE);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
-    const metrics = createWorkerMetrics('executor');
+    const metrics = createWorkerMetrics(
+      'executor',
+      config.SAGA_LOG_GAUGES ? { db, cacheMs: config.SAGA_LOG_GAUGES_CACHE_MS, logger } : undefined,
+    );
     const executor = createExecutorWorker({
       db,
       registry,

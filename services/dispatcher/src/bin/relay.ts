@@ -18,7 +18,10 @@ async function main(): Promise<void> {
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-relay' });
     const { db, dbOptions } = await openSagaDb(config, 'relay', Math.min(config.DB_POOL_SIZE, 4));
     const queue = createExecuteQueue(bullmqConnection(config.REDIS_URL), config.SAGA_QUEUE_PREFIX);
-    const metrics = createWorkerMetrics('relay');
+    const metrics = createWorkerMetrics(
+      'relay',
+      config.SAGA_LOG_GAUGES ? { db, cacheMs: config.SAGA_LOG_GAUGES_CACHE_MS, logger } : undefined,
+    );
     const relay = createOutboxRelay({
       db,
       queue,

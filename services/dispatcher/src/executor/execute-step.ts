@@ -1,6 +1,7 @@
 import {
   claimStep,
   claimStepSlow,
+  followUpRun,
   recordOutcomeSlow,
   type ClaimResult,
   classifyToolError,
@@ -191,7 +192,37 @@ async function runClaimed(
   else if (recorded.kind === 'late')
     logger.warn({ outcome: outcome.status }, 'effect arrived after the lease expired: UNKNOWN → CONFIRMED');
   d.metrics?.executions.inc({ tool: row.tool, outcome: metricOutcome(outcome, recorded) });
+  if (d.metrics) observeSettled(d.metrics, row, outcome, recorded);
+  // A settled commit step releases the next one; a definitive failure may unwind the run (its policy). A
+  // crash before this line only delays it: the reconciler's sweep follows every such run up.
+  if (recorded.kind !== 'dropped' && (row.approval_id !== null || outcome.status === StepStatus.FAILED))
+    await followUpRun(d.db, row.run_id, d.config.SAGA_DB_SCHEMA).catch((err: unknown) =>
+      logger.error({ err }, 'follow-up of the run failed; the reconciler sweep will retry it'),
+    );
   return { outcome: outcome.status, recorded };
+}
+
+/**
+ * Forward latency (intent committed → outcome recorded, queueing and re-dispatches included), attempts per
+ * confirmed effect (1 when nothing was retried), and a duplicate-effect incident when the tool itself
+ * reported several effects under the key.
+ */
+function observeSettled(
+  m: WorkerMetrics,
+  claimed: StepRow,
+  outcome: StepOutcome,
+  recorded: RecordOutcomeResult,
+): void {
+  if (outcome.status === StepStatus.CONFIRMED && outcome.effect.duplicates?.length)
+    m.duplicateEffects.inc({ tool: claimed.tool });
+  if (recorded.kind === 'dropped') return;
+  const intentAt = new Date(claimed.created_at).getTime();
+  m.settleLatency.observe(
+    { tool: claimed.tool, outcome: metricOutcome(outcome, recorded) },
+    Math.max(0, Date.now() - intentAt) / 1000,
+  );
+  if (recorded.row.status === StepStatus.CONFIRMED)
+    m.attemptsPerEffect.observe({ tool: claimed.tool }, recorded.row.attempts);
 }
 
 /**

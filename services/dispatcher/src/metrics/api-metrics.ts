@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { StepStatus, type SagaDb } from '@agent-saga/core';
+import { registerSagaLogGauges, SagaLogGaugeGroup, type SagaDb } from '@agent-saga/core';
 
 /** The Prometheus metrics of the API process, on a registry of its own (several apps may share a process). */
 export interface ApiMetrics {
@@ -12,9 +12,11 @@ export interface ApiMetrics {
 }
 
 /**
- * Creates the registry. The two gauges read the saga log when scraped (not on every call): the number of
- * UNKNOWN steps (what the reconciler still owes) and the age of the oldest unpublished outbox message
- * (how far the relay and the fast path are behind). Both queries use partial indexes on unsettled rows.
+ * Creates the registry. The gauges read the saga log when scraped (not on every call): the UNKNOWN backlog
+ * (`saga_unknown_steps` and the age of the oldest, the `unknown_steps` group of the shared saga-log gauges:
+ * one definition for every role) and the age of the oldest unpublished outbox message (how far the relay
+ * and the fast path are behind). Both read partial indexes on unsettled rows, so every API replica may run
+ * them; the heavier saga-log gauges come from the role configured with SAGA_LOG_GAUGES (the reconciler).
  */
 export function createApiMetrics(db: SagaDb): ApiMetrics {
   const registry = new Registry();
@@ -33,19 +35,7 @@ export function createApiMetrics(db: SagaDb): ApiMetrics {
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
-  new Gauge({
-    name: 'saga_unknown_steps',
-    help: 'Steps whose outcome is UNKNOWN',
-    registers: [registry],
-    async collect() {
-      const r = await db
-        .selectFrom('saga_log')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('status', '=', StepStatus.UNKNOWN)
-        .executeTakeFirst();
-      this.set(Number(r?.n ?? 0));
-    },
-  });
+  registerSagaLogGauges(registry, db, { groups: [SagaLogGaugeGroup.UNKNOWN_STEPS] });
   new Gauge({
     name: 'saga_outbox_lag_seconds',
     help: 'Age of the oldest unpublished outbox message (0 when none)',

@@ -1,4 +1,10 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  ATTEMPTS_PER_EFFECT_BUCKETS,
+  registerSagaLogGauges,
+  type Logger,
+  type SagaDb,
+} from '@agent-saga/core';
 
 /**
  * Prometheus metrics of the relay and executor processes, on a registry of their own (the API keeps its
@@ -10,16 +16,37 @@ export interface WorkerMetrics {
   readonly executions: Counter<'tool' | 'outcome'>;
   /** Time spent inside `tool.execute`, by tool and outcome. */
   readonly toolLatency: Histogram<'tool' | 'outcome'>;
+  /** From the commit of a step's intent to the executor recording its outcome, by tool and outcome. */
+  readonly settleLatency: Histogram<'tool' | 'outcome'>;
+  /** Attempts sent for a step by the time its effect was confirmed (retry amplification), by tool. */
+  readonly attemptsPerEffect: Histogram<'tool'>;
+  /** Calls whose effect reported more than one effect under one key, by tool. */
+  readonly duplicateEffects: Counter<'tool'>;
   /** Outbox rows the relay published to BullMQ. */
   readonly relayPublished: Counter;
   /** Age of the oldest outbox row still unpublished, in seconds (0 when none), as of the last sweep. */
   readonly outboxLag: Gauge;
 }
 
-export function createWorkerMetrics(role: 'relay' | 'executor'): WorkerMetrics {
+/** When set, this process also exports the saga-log gauges (SAGA_LOG_GAUGES; off by default here). */
+export interface WorkerSagaLogGauges {
+  readonly db: SagaDb;
+  readonly cacheMs: number;
+  readonly logger?: Logger;
+}
+
+export function createWorkerMetrics(
+  role: 'relay' | 'executor',
+  sagaLogGauges?: WorkerSagaLogGauges,
+): WorkerMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ role });
   collectDefaultMetrics({ register: registry });
+  if (sagaLogGauges)
+    registerSagaLogGauges(registry, sagaLogGauges.db, {
+      cacheMs: sagaLogGauges.cacheMs,
+      ...(sagaLogGauges.logger ? { logger: sagaLogGauges.logger } : {}),
+    });
   return {
     registry,
     executions: new Counter({
@@ -34,6 +61,27 @@ export function createWorkerMetrics(role: 'relay' | 'executor'): WorkerMetrics {
       labelNames: ['tool', 'outcome'] as const,
       // From a no-op (sub-millisecond) to a slow vendor at its 30 s timeout.
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    settleLatency: new Histogram({
+      name: 'saga_step_settle_duration_seconds',
+      help: 'From the commit of a step intent to the executor recording its outcome, by tool and outcome',
+      labelNames: ['tool', 'outcome'] as const,
+      // From the fast path (a few ms) to a re-dispatch after the reconciler proved the first send absent.
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+      registers: [registry],
+    }),
+    attemptsPerEffect: new Histogram({
+      name: 'saga_attempts_per_effect',
+      help: 'Attempts sent for a step by the time its effect was confirmed, by tool (retry amplification)',
+      labelNames: ['tool'] as const,
+      buckets: [...ATTEMPTS_PER_EFFECT_BUCKETS],
+      registers: [registry],
+    }),
+    duplicateEffects: new Counter({
+      name: 'saga_duplicate_effect_incidents_total',
+      help: 'Calls whose tool reported more than one effect under one idempotency key, by tool',
+      labelNames: ['tool'] as const,
       registers: [registry],
     }),
     relayPublished: new Counter({

@@ -35,6 +35,9 @@ async function main(): Promise<void> {
     const metrics = createReconcilerMetrics(db, {
       stuckRunMs: config.RECONCILER_STUCK_RUN_MS,
       staleOutboxMs: config.RECONCILER_STALE_OUTBOX_MS,
+      sagaLogGauges: config.SAGA_LOG_GAUGES,
+      sagaLogGaugesCacheMs: config.SAGA_LOG_GAUGES_CACHE_MS,
+      logger,
     });
     const reconciler = createReconcilerWorker({ db, registry, config, connection, logger, metrics });
     reconciler.start();

@@ -1,6 +1,10 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { SagaDb } from '@agent-saga/core';
-import { findStaleOutbox, findStuckRuns, findUnknownSteps } from '../scan/find-stuck-work.js';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  ATTEMPTS_PER_EFFECT_BUCKETS,
+  registerSagaLogGauges,
+  type Logger,
+  type SagaDb,
+} from '@agent-saga/core';
 
 /** How a reconcile of one step ended (the `outcome` label). */
 export const ReconcileOutcome = {
@@ -29,54 +33,38 @@ export interface ReconcilerMetrics {
   readonly duplicateEffects: Counter<'tool'>;
   /** NOT_EXECUTED steps sent again with the same key and stored arguments. */
   readonly redispatched: Counter<'tool'>;
+  /** Attempts the executors had sent by the time a lookup found the effect (retry amplification). */
+  readonly attemptsPerEffect: Histogram<'tool'>;
 }
 
-export interface MetricThresholds {
+export interface ReconcilerMetricsOptions {
+  /** Thresholds of `saga_stuck_runs` and `saga_stale_outbox_messages` (RECONCILER_STUCK_RUN_MS, …). */
   readonly stuckRunMs: number;
   readonly staleOutboxMs: number;
+  /** Export the saga-log gauges from this process (SAGA_LOG_GAUGES; on by default for the reconciler). */
+  readonly sagaLogGauges?: boolean;
+  /** SAGA_LOG_GAUGES_CACHE_MS. */
+  readonly sagaLogGaugesCacheMs?: number;
+  readonly logger?: Logger;
 }
 
 /**
- * Creates the registry. Counters move as steps are reconciled; the gauges read the saga log when scraped
- * (through partial indexes, so a scrape costs what is unsettled, not the log's size): stuck runs, stale
- * outbox messages, UNKNOWN steps and the age of the oldest.
+ * Creates the registry. Counters move as steps are reconciled. The gauges read from the saga log (stuck
+ * runs, stale outbox messages, UNKNOWN steps and their age, runs by status, approvals, …) are the shared
+ * collector of `@agent-saga/core` (`registerSagaLogGauges`), exported here unless SAGA_LOG_GAUGES is off:
+ * the reconciler is the role that runs it by default, so the other pools do not repeat its queries.
  */
-export function createReconcilerMetrics(db: SagaDb, t: MetricThresholds): ReconcilerMetrics {
+export function createReconcilerMetrics(db: SagaDb, o: ReconcilerMetricsOptions): ReconcilerMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ role: 'reconciler' });
   collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: 'saga_stuck_runs',
-    help: 'Runs in a non-terminal state with no change for RECONCILER_STUCK_RUN_MS',
-    registers: [registry],
-    async collect() {
-      this.set((await findStuckRuns(db, t.stuckRunMs)).count);
-    },
-  });
-  new Gauge({
-    name: 'saga_stale_outbox_messages',
-    help: 'Outbox messages unpublished for longer than RECONCILER_STALE_OUTBOX_MS',
-    registers: [registry],
-    async collect() {
-      this.set((await findStaleOutbox(db, t.staleOutboxMs)).count);
-    },
-  });
-  new Gauge({
-    name: 'saga_unknown_steps',
-    help: 'Steps whose outcome is UNKNOWN',
-    registers: [registry],
-    async collect() {
-      this.set((await findUnknownSteps(db)).count);
-    },
-  });
-  new Gauge({
-    name: 'saga_unknown_step_oldest_age_seconds',
-    help: 'Seconds since the last attempt of the oldest UNKNOWN step was sent (0 when none)',
-    registers: [registry],
-    async collect() {
-      this.set((await findUnknownSteps(db)).oldestAgeSeconds);
-    },
-  });
+  if (o.sagaLogGauges ?? true)
+    registerSagaLogGauges(registry, db, {
+      stuckRunMs: o.stuckRunMs,
+      staleOutboxMs: o.staleOutboxMs,
+      cacheMs: o.sagaLogGaugesCacheMs ?? 0,
+      ...(o.logger ? { logger: o.logger } : {}),
+    });
   return {
     registry,
     results: new Counter({
@@ -101,6 +89,13 @@ export function createReconcilerMetrics(db: SagaDb, t: MetricThresholds): Reconc
       name: 'saga_reconcile_redispatched_total',
       help: 'NOT_EXECUTED steps re-dispatched with the same key and stored arguments, by tool',
       labelNames: ['tool'] as const,
+      registers: [registry],
+    }),
+    attemptsPerEffect: new Histogram({
+      name: 'saga_attempts_per_effect',
+      help: 'Attempts sent for a step by the time its effect was confirmed, by tool (retry amplification)',
+      labelNames: ['tool'] as const,
+      buckets: [...ATTEMPTS_PER_EFFECT_BUCKETS],
       registers: [registry],
     }),
   };

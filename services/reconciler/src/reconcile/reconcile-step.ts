@@ -80,6 +80,9 @@ function report(
   const errors = observations.filter((o) => o.kind === 'error').length;
   if (errors) m?.lookupErrors.inc({ tool: step.tool }, errors);
   m?.results.inc({ tool: step.tool, outcome: r.outcome });
+  // The effect existed after `attempts` sends: how many times the executors tried before it was confirmed.
+  if (r.outcome === ReconcileOutcome.CONFIRMED && step.attempts > 0)
+    m?.attemptsPerEffect.observe({ tool: step.tool }, step.attempts);
   if (r.duplicates) {
     m?.duplicateEffects.inc({ tool: step.tool });
     // An incident: the real system holds several effects for one intent. Someone must look.

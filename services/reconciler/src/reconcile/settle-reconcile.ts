@@ -3,6 +3,7 @@ import {
   appendStepEvent,
   lockRun,
   lookupEvidence,
+  openCase,
   redispatchStep,
   RunStatus,
   StepEventKind,
@@ -235,6 +236,20 @@ async function settleLookupError(
       cause: `reconciler: gave up: ${reason}`,
       detail: { reason, lastError: error, lookupErrors, ageMs: Math.round(ageMs), evidence },
       patch: { ...c.released, reconcile_attempts: lookupErrors, next_reconcile_at: null },
+    });
+    // The operator queue: one open case per step, carrying every lookup the reconciler made.
+    await openCase(trx, {
+      runId: c.at.runId,
+      stepIdx: c.at.stepIdx,
+      tenantId: seen.tenant_id,
+      reason: `step ${c.at.stepIdx} (${seen.tool}): outcome unknown; the reconciler gave up: ${reason}`,
+      evidence: {
+        lastError: error,
+        lookupErrors,
+        ageMs: Math.round(ageMs),
+        lookups: evidence,
+        key: seen.idempotency_key,
+      },
     });
     return {
       outcome: ReconcileOutcome.MANUAL_INTERVENTION,

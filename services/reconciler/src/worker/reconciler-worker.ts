@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import type { Logger, SagaDb, StepRow, ToolRegistry } from '@agent-saga/core';
+import {
+  expireDueApprovals,
+  followUpRun,
+  sweepRunFollowUps,
+  type Logger,
+  type SagaDb,
+  type StepRow,
+  type ToolRegistry,
+} from '@agent-saga/core';
 import type { ReconcilerConfig } from '../config.js';
 import type { ReconcilerMetrics } from '../metrics/reconciler-metrics.js';
 import { RECONCILE_QUEUE, reconcileJobSchema, type ReconcileJob } from '../queue/reconcile-queue.js';
@@ -107,6 +115,8 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
   async function work(row: StepRow, release: () => void): Promise<void> {
     try {
       await reconcileStep(stepDeps, row);
+      // A settled commit step releases the next one; a failure may unwind its run (run policy).
+      await followUpRun(d.db, row.run_id, config.SAGA_DB_SCHEMA);
     } catch (err) {
       log.error(
         { err, runId: row.run_id, stepIdx: row.step_idx },
@@ -134,6 +144,13 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       steps += rows.length;
       if (rows.length < granted.length) break;
     }
+    if (!stopping) {
+      // Deadlines and run policies ride on the same sweep: approvals past their deadline expire (a pivot's
+      // run unwinds, releasing its holds), and runs whose follow-up a dead process missed move on.
+      const expired = await expireDueApprovals(d.db, config.SAGA_DB_SCHEMA);
+      if (expired.length) log.info({ approvals: expired }, 'approvals expired');
+      await sweepRunFollowUps(d.db, config.SAGA_DB_SCHEMA);
+    }
     return { kind: 'sweep', steps };
   }
 
@@ -143,7 +160,9 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       if (stopping) return { kind: 'step', outcome: 'stopping' };
       const [row] = await claimReconcilableSteps(d.db, { owner: reconcilerId, leaseMs, limit: 1, key });
       if (!row) return { kind: 'step', outcome: 'not-due' };
-      return { kind: 'step', outcome: (await reconcileStep(stepDeps, row)).outcome };
+      const outcome = (await reconcileStep(stepDeps, row)).outcome;
+      await followUpRun(d.db, row.run_id, config.SAGA_DB_SCHEMA);
+      return { kind: 'step', outcome };
     } finally {
       release();
     }

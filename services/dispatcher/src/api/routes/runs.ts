@@ -1,13 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { createRun, getRun, listCases, listCorrections, listStepEvents, listSteps } from '@agent-saga/core';
+import {
+  createRun,
+  getRun,
+  listApprovals,
+  listCases,
+  listCorrections,
+  listRuns,
+  listStepEvents,
+  listSteps,
+} from '@agent-saga/core';
 import { RunIdTakenError } from '../api-errors.js';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
 import { presentEvent, presentRun } from '../present-step.js';
-import { createRunBody, errorBody, runCreated, runEvents, runIdParams, runView } from '../schemas.js';
+import {
+  createRunBody,
+  errorBody,
+  runCreated,
+  runEvents,
+  runIdParams,
+  runList,
+  runsQuery,
+  runView,
+} from '../schemas.js';
 
-/** Runs: create (idempotent per tenant), read with all steps, read every event. */
+/** Runs: create (idempotent per tenant), list, read with all steps and review items, read every event. */
 export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps }) => {
   app.post(
     '/runs',
@@ -24,10 +42,48 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     async (req, reply) => {
       const { tenantId } = principalOf(req);
       const runId = req.body?.runId ?? `run_${randomUUID()}`;
-      const r = await createRun(deps.db, { runId, tenantId, metadata: req.body?.metadata ?? {} });
+      const r = await createRun(deps.db, {
+        runId,
+        tenantId,
+        metadata: req.body?.metadata ?? {},
+        policy: req.body?.policy ?? {},
+      });
       if ('taken' in r) throw new RunIdTakenError(runId);
       if (r.created) req.log.info({ runId }, 'run created');
       return reply.code(r.created ? 201 : 200).send({ runId: r.run.run_id, status: r.run.status });
+    },
+  );
+
+  app.get(
+    '/runs',
+    {
+      schema: {
+        summary: "The tenant's runs, newest first, with counts of what waits for a person",
+        tags: ['runs'],
+        security: [{ bearer: [] }],
+        querystring: runsQuery,
+        response: { 200: runList, 400: errorBody, 401: errorBody },
+      },
+    },
+    async (req) => {
+      const rows = await listRuns(deps.db, {
+        tenantId: principalOf(req).tenantId,
+        status: req.query.status,
+        limit: req.query.limit,
+      });
+      return {
+        runs: rows.map((r) => ({
+          runId: r.run_id,
+          status: r.status,
+          statusReason: r.status_reason,
+          steps: r.steps,
+          pendingApprovals: r.pending_approvals,
+          openCases: r.open_cases,
+          openCorrections: r.open_corrections,
+          createdAt: r.created_at.toISOString(),
+          updatedAt: r.updated_at.toISOString(),
+        })),
+      };
     },
   );
 
@@ -44,12 +100,13 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     },
     async (req) => {
       const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
-      const [steps, corrections, cases] = await Promise.all([
+      const [steps, approvals, corrections, cases] = await Promise.all([
         listSteps(deps.db, run.run_id),
+        listApprovals(deps.db, run.run_id),
         listCorrections(deps.db, run.run_id),
         listCases(deps.db, run.run_id),
       ]);
-      return presentRun(run, steps, deps.registry, { corrections, cases });
+      return presentRun(run, steps, deps.registry, { approvals, corrections, cases });
     },
   );
 

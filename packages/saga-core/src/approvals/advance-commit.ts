@@ -1,0 +1,132 @@
+import type { SagaTrx } from '../db/connect.js';
+import type { StepRow } from '../db/schema.js';
+import { ApprovalKind, ApprovalStatus, RunStatus, StepEventKind, StepStatus } from '../statuses.js';
+import { openCase } from '../saga-log/open-case.js';
+import { transitionRun } from '../saga-log/transition-run.js';
+import { releaseHeldStep } from './release-held-step.js';
+
+/** What {@link advanceCommit} did. */
+export type CommitProgress =
+  /** The run has no approved pivot going forward (none staged, pending, unwinding or finished). */
+  | { readonly kind: 'none' }
+  /** The next commit step was released (INTENDED, with its outbox message). */
+  | { readonly kind: 'released'; readonly stepIdx: number }
+  /** A commit step is on its way (INTENDED, UNKNOWN, NOT_EXECUTED): its outcome decides what is next. */
+  | { readonly kind: 'waiting'; readonly stepIdx: number }
+  /** Every commit step is CONFIRMED: the run ended COMPLETED or COMMITTED_WITH_REPAIR. */
+  | { readonly kind: 'finished'; readonly status: RunStatus }
+  /** A commit step cannot finish by itself: the run went to MANUAL_INTERVENTION with a case. */
+  | { readonly kind: 'stopped'; readonly stepIdx: number };
+
+/** Statuses a commit step passes through only when something went wrong and was repaired. */
+const REPAIR_MARKS: readonly string[] = [
+  StepStatus.UNKNOWN,
+  StepStatus.NOT_EXECUTED,
+  StepStatus.MANUAL_INTERVENTION,
+];
+
+/**
+ * Moves an approved pivot forward, in the caller's transaction: the commit steps run one at a time, in step
+ * order, each through the intent log. Called whenever a commit step may have settled (the approval itself,
+ * the executor, the reconciler, an operator's resolution) and by the reconciler's sweep, so a crash between
+ * a step's outcome and this call only delays the next step. Idempotent: every move is a compare-and-set.
+ *
+ * After the pivot a run only rolls forward. An UNKNOWN step is the reconciler's (same key, re-sent once
+ * proven absent); a step that FAILED definitively, or that needs a person, stops the run in
+ * MANUAL_INTERVENTION with a case, never a pretend rollback. When every commit step is CONFIRMED the run
+ * ends COMPLETED, or COMMITTED_WITH_REPAIR when any of them needed reconciling, a re-send or a person.
+ */
+export async function advanceCommit(trx: SagaTrx, runId: string, schema: string): Promise<CommitProgress> {
+  const run = await trx
+    .selectFrom('runs')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!run || run.pivot_idx === null || run.status !== RunStatus.RUNNING) return { kind: 'none' };
+  const approval = await trx
+    .selectFrom('approvals')
+    .select(['id', 'decided_by'])
+    .where('run_id', '=', runId)
+    .where('kind', '=', ApprovalKind.PIVOT)
+    .where('status', '=', ApprovalStatus.APPROVED)
+    .executeTakeFirst();
+  if (!approval) return { kind: 'none' };
+  const steps = await trx
+    .selectFrom('saga_log')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('approval_id', '=', approval.id)
+    .orderBy('step_idx')
+    .execute();
+  for (const s of steps) {
+    switch (s.status) {
+      case StepStatus.CONFIRMED:
+        continue;
+      case StepStatus.AWAITING_APPROVAL:
+        await releaseHeldStep(trx, {
+          runId,
+          stepIdx: s.step_idx,
+          cause: `pivot ${approval.id}: next commit step`,
+          schema,
+        });
+        return { kind: 'released', stepIdx: s.step_idx };
+      case StepStatus.INTENDED:
+      case StepStatus.UNKNOWN:
+      case StepStatus.NOT_EXECUTED:
+        return { kind: 'waiting', stepIdx: s.step_idx };
+      case StepStatus.FAILED:
+      case StepStatus.MANUAL_INTERVENTION:
+      case StepStatus.REJECTED:
+        await stop(trx, run.tenant_id, s);
+        return { kind: 'stopped', stepIdx: s.step_idx };
+      default: {
+        const never: never = s.status;
+        throw new Error(`unhandled step status ${String(never)}`);
+      }
+    }
+  }
+  const repaired = await trx
+    .selectFrom('step_events')
+    .select('step_idx')
+    .where('run_id', '=', runId)
+    .where(
+      'step_idx',
+      'in',
+      steps.map((s) => s.step_idx),
+    )
+    .where('kind', '=', StepEventKind.TRANSITION)
+    .where('to_status', 'in', REPAIR_MARKS)
+    .limit(1)
+    .executeTakeFirst();
+  const status = repaired ? RunStatus.COMMITTED_WITH_REPAIR : RunStatus.COMPLETED;
+  await transitionRun(trx, {
+    runId,
+    to: status,
+    onlyFrom: [RunStatus.RUNNING],
+    reason: repaired
+      ? `every commit step of pivot ${approval.id} is confirmed; step ${repaired.step_idx} needed repair`
+      : `every commit step of pivot ${approval.id} is confirmed`,
+  });
+  return { kind: 'finished', status };
+}
+
+async function stop(trx: SagaTrx, tenantId: string, s: StepRow): Promise<void> {
+  const why =
+    s.status === StepStatus.FAILED
+      ? `commit step ${s.step_idx} (${s.tool}) failed definitively after the pivot`
+      : `commit step ${s.step_idx} (${s.tool}) is ${s.status} after the pivot`;
+  await transitionRun(trx, {
+    runId: s.run_id,
+    to: RunStatus.MANUAL_INTERVENTION,
+    onlyFrom: [RunStatus.RUNNING],
+    reason: `${why}; the earlier commit steps stand (a run never rolls back after its pivot)`,
+  });
+  await openCase(trx, {
+    runId: s.run_id,
+    stepIdx: s.step_idx,
+    tenantId,
+    reason: why,
+    evidence: { status: s.status, error: s.error, attempts: s.attempts, key: s.idempotency_key },
+  });
+}

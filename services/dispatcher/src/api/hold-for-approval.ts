@@ -1,0 +1,51 @@
+import { ApprovalKind, createApproval, redactArgs, type ApprovalRow, type SagaTrx } from '@agent-saga/core';
+import type { IntakeRequest } from './call-intake.js';
+import type { IntentPlan } from './intent-plan.js';
+
+/**
+ * The approval of one held step outside a pivot (an irreversible call, or one whose compensation cannot be
+ * built), written in the intake transaction before the step row that points to it. It binds the exact
+ * arguments and key that will execute; approving it releases the step, rejecting or letting it expire
+ * leaves it REJECTED.
+ */
+export async function holdForApproval(
+  trx: SagaTrx,
+  req: IntakeRequest,
+  stepIdx: number,
+  plan: IntentPlan,
+): Promise<ApprovalRow> {
+  const expiresAt = new Date(Date.now() + req.approvalTtlMs);
+  return createApproval(trx, {
+    tenantId: req.tenantId,
+    runId: req.runId,
+    kind: ApprovalKind.STEP,
+    steps: [
+      {
+        stepIdx,
+        tool: req.tool.name,
+        toolVersion: req.tool.version,
+        key: plan.idempotencyKey,
+        args: req.args,
+      },
+    ],
+    summary: `${req.tool.name} (${req.tool.class}) held: ${plan.holdReason ?? 'needs a person'}`,
+    evidence: {
+      action: { tool: req.tool.name, class: req.tool.class, args: redactArgs(req.tool, req.args) },
+      resource: resourceOf(req.args),
+      audience: plan.audience,
+      staged: [],
+      residualRisk:
+        plan.holdReason === 'irreversible tool'
+          ? `${req.tool.name} cannot be undone once sent; only a correction can follow it`
+          : `${req.tool.name} has no compensation for these arguments; it cannot be undone automatically`,
+      deadline: expiresAt.toISOString(),
+    },
+    expiresAt,
+  });
+}
+
+/** The resource a call touches, as far as its arguments name one (the fields people look for first). */
+export function resourceOf(args: Record<string, unknown>): Record<string, unknown> {
+  const names = ['to', 'customerId', 'paymentIntent', 'payment', 'ticket', 'issueKey', 'orderId', 'project'];
+  return Object.fromEntries(names.filter((n) => args[n] !== undefined).map((n) => [n, args[n]]));
+}

@@ -1,0 +1,88 @@
+import {
+  correctionHash,
+  redactArgs,
+  type ApprovalRow,
+  type CaseRow,
+  type CorrectionRow,
+  type StepRow,
+  type ToolRegistry,
+} from '@agent-saga/core';
+import type { ApprovalView, CaseView, CorrectionView } from './schemas.js';
+
+/**
+ * The items people decide on, as camelCase JSON: approvals (with the exact steps they release), cases and
+ * corrections (with the tool of the step they concern). `steps` are the run's steps, read once by the
+ * caller; secret arguments are redacted as everywhere else.
+ */
+export function presentApproval(
+  a: ApprovalRow,
+  steps: readonly StepRow[],
+  registry: ToolRegistry,
+): ApprovalView {
+  const byIdx = new Map(steps.map((s) => [s.step_idx, s]));
+  return {
+    id: a.id,
+    runId: a.run_id,
+    kind: a.kind,
+    status: a.status,
+    hash: a.hash,
+    expiresAt: a.expires_at.toISOString(),
+    summary: a.summary,
+    steps: a.steps.flatMap((i) => {
+      const s = byIdx.get(i);
+      if (!s) return [];
+      const tool = registry.get(s.tool);
+      return [
+        {
+          stepIdx: s.step_idx,
+          tool: s.tool,
+          toolClass: s.tool_class,
+          idempotencyKey: s.idempotency_key,
+          args: tool ? redactArgs(tool, s.args) : s.args,
+          audience: s.audience,
+          status: s.status,
+        },
+      ];
+    }),
+    evidence: a.evidence,
+    decidedBy: a.decided_by,
+    decidedAt: a.decided_at?.toISOString() ?? null,
+    comment: a.comment,
+    createdAt: a.created_at.toISOString(),
+  };
+}
+
+export function presentCase(c: CaseRow, steps: readonly StepRow[]): CaseView {
+  return {
+    id: String(c.id),
+    runId: c.run_id,
+    stepIdx: c.step_idx,
+    tool: c.step_idx === null ? null : (steps.find((s) => s.step_idx === c.step_idx)?.tool ?? null),
+    reason: c.reason,
+    evidence: c.evidence,
+    status: c.status,
+    resolvedBy: c.resolved_by,
+    resolvedAt: c.resolved_at?.toISOString() ?? null,
+    resolution: c.resolution,
+    createdAt: c.created_at.toISOString(),
+  };
+}
+
+export function presentCorrection(c: CorrectionRow, steps: readonly StepRow[]): CorrectionView {
+  return {
+    id: String(c.id),
+    runId: c.run_id,
+    stepIdx: c.step_idx,
+    tool: steps.find((s) => s.step_idx === c.step_idx)?.tool ?? null,
+    command: c.command,
+    audience: c.audience,
+    status: c.status,
+    hash: correctionHash(c.command),
+    idempotencyKey: c.idempotency_key,
+    externalRef: c.external_ref,
+    decidedBy: c.decided_by,
+    decidedAt: c.decided_at?.toISOString() ?? null,
+    comment: c.comment,
+    createdAt: c.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,56 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { RunStatus } from '@agent-saga/core';
+import type { ApiDeps } from '../api-deps.js';
+import { principalOf } from '../auth.js';
+import { errorBody, pivotAnswer, pivotBody, runIdParams } from '../schemas.js';
+import { stagePivot } from '../stage-pivot.js';
+
+/** The pivot: one proposal of every commit step, for one person's approval. Agent or operator tokens. */
+export const pivotRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps }) => {
+  app.post(
+    '/runs/:runId/pivot',
+    {
+      schema: {
+        summary: 'Propose the pivot: the commit steps to run after one human approval',
+        description:
+          'Stages every commit step (AWAITING_APPROVAL, with its key and exact arguments) under one approval ' +
+          'whose hash binds them, and moves the run to AWAITING_APPROVAL. Every earlier step must be settled. ' +
+          'A new pivot while one is pending supersedes it. After approval the commit steps run in order and the ' +
+          'run completes by itself; a rejected or expired pivot unwinds the run.',
+        tags: ['approvals'],
+        security: [{ bearer: [] }],
+        params: runIdParams,
+        body: pivotBody,
+        response: { 202: pivotAnswer, 400: errorBody, 401: errorBody, 404: errorBody, 409: errorBody },
+      },
+    },
+    async (req, reply) => {
+      const p = principalOf(req);
+      const { approval } = await deps.db.transaction().execute((trx) =>
+        stagePivot(trx, {
+          tenantId: p.tenantId,
+          runId: req.params.runId,
+          commit: req.body.commit,
+          summary: req.body.summary,
+          actor: p.actor,
+          registry: deps.registry,
+          schema: deps.schema,
+          approvalTtlMs: deps.config.APPROVAL_TTL_MS,
+          log: deps.logger.child({ runId: req.params.runId }),
+        }),
+      );
+      req.log.info(
+        { runId: req.params.runId, approvalId: approval.id, steps: approval.steps },
+        'pivot proposed',
+      );
+      return reply.code(202).send({
+        runId: approval.run_id,
+        status: RunStatus.AWAITING_APPROVAL,
+        approvalId: approval.id,
+        hash: approval.hash,
+        expiresAt: approval.expires_at.toISOString(),
+      });
+    },
+  );
+  return Promise.resolve();
+};

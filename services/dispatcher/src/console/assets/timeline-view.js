@@ -1,0 +1,115 @@
+import { api, seg } from './api.js';
+import { badge, facts, h, json, oneLine, table, when } from './dom.js';
+
+/**
+ * One run's timeline: the run (GET /v1/runs/{id}) with its steps and the approvals, cases and corrections
+ * that concern it, then every event (GET /v1/runs/{id}/events) in order: each transition with who made it
+ * and why, each attempt, retry and lookup with its `detail` (the reconciler's evidence) in full.
+ */
+export async function renderTimeline(el, runId, ctx) {
+  const [run, { events }] = await Promise.all([
+    api('GET', `/v1/runs/${seg(runId)}`),
+    api('GET', `/v1/runs/${seg(runId)}/events`),
+  ]);
+  const toolAt = new Map(run.steps.map((s) => [s.stepIdx, s.tool]));
+  el.append(
+    h('p', { class: 'crumbs' }, h('a', { href: '#/runs' }, 'Runs'), ' / ', run.runId),
+    h('h1', {}, 'Run ', h('code', {}, run.runId), ' ', badge(run.status)),
+    h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => ctx.reload() }, 'Refresh')),
+    facts([
+      ['State', badge(run.status)],
+      ['Reason', run.statusReason],
+      ['Policy', oneLine(run.policy)],
+      ['Pivot at step', run.pivotIdx === null ? null : String(run.pivotIdx)],
+      ['Irreversible steps before the pivot', String(run.irreversibleBeforePivot)],
+      ['Metadata', Object.keys(run.metadata).length ? oneLine(run.metadata, 300) : null],
+      ['Created', when(run.createdAt)],
+      ['Updated', when(run.updatedAt)],
+    ]),
+    h('h2', {}, 'Steps'),
+    run.steps.length
+      ? table(
+          ['#', 'Tool', 'Class', 'State', 'Key', 'External ref', 'Attempts', 'Compensation', 'Audience'],
+          run.steps.map((s) => [
+            String(s.stepIdx),
+            s.tool,
+            s.toolClass,
+            badge(s.status),
+            h('code', {}, s.idempotencyKey),
+            s.externalRef,
+            String(s.attempts),
+            s.compensationStatus,
+            s.audience.join(', '),
+          ]),
+          'steps',
+        )
+      : h('p', { class: 'empty' }, 'No steps.'),
+    ...reviewItems(run),
+    h('h2', {}, `Timeline (${events.length} events)`),
+    table(
+      ['When', 'Step', 'Kind', 'Transition', 'Cause', 'Actor', 'Detail'],
+      events.map((e) => [
+        when(e.at),
+        e.stepIdx === null ? 'run' : `${e.stepIdx} ${toolAt.get(e.stepIdx) ?? ''}`,
+        e.kind,
+        e.from || e.to ? `${e.from ?? '∅'} → ${e.to ?? '∅'}` : '',
+        e.cause,
+        e.actor,
+        detailOf(e),
+      ]),
+      'events',
+    ),
+  );
+}
+
+/** An event's `detail`: a one-line summary that opens to the whole JSON (lookups open by default). */
+function detailOf(e) {
+  if (e.detail === null || e.detail === undefined) return null;
+  return h('details', { open: e.kind === 'lookup' }, h('summary', {}, oneLine(e.detail, 80)), json(e.detail));
+}
+
+/** The run's approvals, cases and corrections, each linking to its queue. */
+function reviewItems(run) {
+  const parts = [];
+  if (run.approvals.length)
+    parts.push(
+      h('h2', {}, 'Approvals'),
+      table(
+        ['Approval', 'Kind', 'State', 'Deadline', 'Decided by'],
+        run.approvals.map((a) => [
+          h('a', { href: `#/inbox/${seg(a.id)}` }, a.id),
+          a.kind,
+          badge(a.status),
+          when(a.expiresAt),
+          a.decidedBy,
+        ]),
+      ),
+    );
+  if (run.cases.length)
+    parts.push(
+      h('h2', {}, 'Cases'),
+      table(
+        ['Case', 'Step', 'Reason', 'State'],
+        run.cases.map((c) => [
+          h('a', { href: '#/cases' }, c.id),
+          c.stepIdx === null ? '' : String(c.stepIdx),
+          c.reason,
+          badge(c.status),
+        ]),
+      ),
+    );
+  if (run.corrections.length)
+    parts.push(
+      h('h2', {}, 'Corrections'),
+      table(
+        ['Correction', 'Step', 'Audience', 'State'],
+        run.corrections.map((c) => [
+          h('a', { href: '#/corrections' }, c.id),
+          String(c.stepIdx),
+          c.audience.join(', '),
+          badge(c.status),
+        ]),
+      ),
+    );
+  return parts;
+}

@@ -1,0 +1,188 @@
+/**
+ * The refund-and-reship run reordered around a pivot, with every service as its own process against the
+ * vendor sandbox: before the pivot only drafts and a hold (search, draft the email, draft the ticket,
+ * authorise the payment); one person approves the complete proposal; after it the commit steps run
+ * (capture, open the ticket, send the email). Approved: every effect exactly once and the run COMPLETED by
+ * itself. Rejected: the hold is released, the drafts are deleted, nothing reaches the customer, COMPENSATED.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiToken } from '@agent-saga/core';
+import { callUntilSettled } from './fixtures/support-flow.js';
+import { startSupportHarness, type SupportHarness } from './fixtures/support-harness.js';
+import { waitFor } from './fixtures/dispatcher-processes.js';
+
+let h: SupportHarness;
+let operator: string;
+beforeAll(async () => {
+  h = await startSupportHarness('pivot_flow', ['relay', 'executor', 'reconciler', 'compensator']);
+  operator = await createApiToken(h.env.db, { tenantId: 'acme', role: 'operator', label: 'olga' });
+}, 90_000);
+afterAll(async () => h?.close());
+
+const CUSTOMER = 'cus_sandbox_ada';
+const EMAIL = { to: 'ada@example.com', template: 'refund_confirmation' };
+
+async function api(method: string, path: string, body: unknown, token: string) {
+  const res = await fetch(`${h.baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Plays the agent up to the pivot; returns what the pivot answered. */
+async function stageRun(runId: string, orderId: string) {
+  const vars = { orderId, amount: 4900, currency: 'eur' };
+  const created = await api('POST', '/v1/runs', { runId, policy: { requirePivot: true } }, h.token);
+  expect(created.status).toBe(201);
+  const run = h.saga.run(runId);
+  const order = await run.call('get_order', { orderId });
+  expect(order.status).toBe('PURE');
+  const draft = await callUntilSettled(() => run.call('create_email_draft', { ...EMAIL, vars }));
+  const ticket = await callUntilSettled(() =>
+    run.call('create_ticket_draft', { summary: `Refund for order #${orderId}`, orderId }),
+  );
+  const hold = await callUntilSettled(() =>
+    run.call('authorize_payment', {
+      customerId: CUSTOMER,
+      amount: 4900,
+      currency: 'eur',
+      reason: `Refund ${orderId}`,
+    }),
+  );
+  for (const o of [draft, ticket, hold]) expect(o.status).toBe('CONFIRMED');
+  const ticketKey = (ticket as { externalRef: string }).externalRef;
+  const paymentIntent = (hold as { externalRef: string }).externalRef;
+
+  // Without a pivot, the irreversible send is refused outright (policy requirePivot).
+  const early = await api(
+    'POST',
+    `/v1/runs/${runId}/calls`,
+    { tool: 'send_email', args: { ...EMAIL, vars } },
+    h.token,
+  );
+  expect(early.status).toBe(409);
+  expect(early.body.error).toMatchObject({ code: 'PIVOT_REQUIRED' });
+
+  const pivot = await api(
+    'POST',
+    `/v1/runs/${runId}/pivot`,
+    {
+      summary: `Refund order ${orderId}: capture the hold, open the ticket, email the customer`,
+      commit: [
+        { tool: 'capture_payment', args: { paymentIntent } },
+        { tool: 'open_ticket', args: { ticket: ticketKey } },
+        { tool: 'send_email', args: { ...EMAIL, vars } },
+      ],
+    },
+    h.token,
+  );
+  expect(pivot.status).toBe(202);
+  return { ...(pivot.body as { approvalId: string; hash: string }), ticketKey, paymentIntent };
+}
+
+function ledgerOf(paymentIntent: string, ticketKey: string) {
+  const ledger = h.sandbox.admin.ledger();
+  return {
+    intent: ledger.stripe.paymentIntents.find((p) => p.id === paymentIntent),
+    refunds: ledger.stripe.refunds.filter((r) => r.payment_intent === paymentIntent).length,
+    ticket: ledger.jira.issues.find((i) => i.key === ticketKey),
+    emailsTo: ledger.email.emails.filter((e) => JSON.stringify(e).includes(EMAIL.to)),
+  };
+}
+
+describe('the pivot, end to end', () => {
+  it('approved once: capture, open and send each happen once, and the run completes by itself', async () => {
+    const staged = await stageRun('pivot-yes', '1183');
+    const before = ledgerOf(staged.paymentIntent, staged.ticketKey);
+    expect(before.intent?.status).toBe('requires_capture');
+    expect(before.ticket?.status).not.toBe('Open');
+    const sentBefore = before.emailsTo.length;
+
+    const decided = await api(
+      'POST',
+      `/v1/approvals/${staged.approvalId}/decision`,
+      { decision: 'approve', hash: staged.hash, comment: 'amount and customer checked' },
+      operator,
+    );
+    expect(decided.status).toBe(200);
+    const run = await h.terminal('pivot-yes', 45_000);
+    expect(run.status).toBe('COMPLETED');
+    expect(run.steps.map((s) => [s.tool, s.status])).toEqual([
+      ['create_email_draft', 'CONFIRMED'],
+      ['create_ticket_draft', 'CONFIRMED'],
+      ['authorize_payment', 'CONFIRMED'],
+      ['capture_payment', 'CONFIRMED'],
+      ['open_ticket', 'CONFIRMED'],
+      ['send_email', 'CONFIRMED'],
+    ]);
+    const after = ledgerOf(staged.paymentIntent, staged.ticketKey);
+    expect(after.intent).toMatchObject({ status: 'succeeded', amount: 4900 });
+    expect(after.refunds).toBe(0);
+    expect(after.ticket?.statusCategory).not.toBe('done');
+    expect(after.emailsTo.length - sentBefore).toBe(1);
+
+    // A replayed approval changes nothing.
+    const replay = await api(
+      'POST',
+      `/v1/approvals/${staged.approvalId}/decision`,
+      { decision: 'approve', hash: staged.hash },
+      operator,
+    );
+    expect(replay.status).toBe(409);
+    expect(ledgerOf(staged.paymentIntent, staged.ticketKey).emailsTo.length - sentBefore).toBe(1);
+  });
+
+  it('rejected: the hold is released, the drafts are deleted, nothing reaches the customer', async () => {
+    const staged = await stageRun('pivot-no', '1182');
+    const sentBefore = ledgerOf(staged.paymentIntent, staged.ticketKey).emailsTo.length;
+    const decided = await api(
+      'POST',
+      `/v1/approvals/${staged.approvalId}/decision`,
+      { decision: 'reject', hash: staged.hash, comment: 'order not eligible' },
+      operator,
+    );
+    expect(decided.status).toBe(200);
+    const run = await h.terminal('pivot-no', 45_000);
+    expect(run.status).toBe('COMPENSATED');
+    expect(run.statusReason).toContain('rejected by olga');
+    const after = ledgerOf(staged.paymentIntent, staged.ticketKey);
+    expect(after.intent?.status).toBe('canceled');
+    expect(after.refunds).toBe(0);
+    expect(after.ticket).toBeUndefined();
+    expect(after.emailsTo.length).toBe(sentBefore);
+    const drafts = await h.env.db
+      .selectFrom('email_drafts')
+      .select('status')
+      .where('idempotency_key', '=', run.steps[0]!.idempotencyKey)
+      .execute();
+    expect(drafts.map((d) => d.status)).toEqual(['deleted']);
+    expect(run.steps.filter((s) => s.status === 'REJECTED').map((s) => s.tool)).toEqual([
+      'capture_payment',
+      'open_ticket',
+      'send_email',
+    ]);
+    expect(run.corrections).toEqual([]);
+  });
+
+  it('expired: a pivot nobody decides in time is unwound by the reconciler, releasing its hold', async () => {
+    const staged = await stageRun('pivot-late', '1183');
+    await h.env.db
+      .updateTable('approvals')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', staged.approvalId)
+      .execute();
+    const run = await waitFor(
+      'pivot-late unwound',
+      async () => {
+        const r = await h.saga.getRun('pivot-late');
+        return r.status === 'COMPENSATED' ? r : undefined;
+      },
+      45_000,
+      200,
+    );
+    expect(run.statusReason).toContain('expired');
+    expect(ledgerOf(staged.paymentIntent, staged.ticketKey).intent?.status).toBe('canceled');
+  });
+});

@@ -185,4 +185,76 @@ describe('the pivot, end to end', () => {
     expect(run.statusReason).toContain('expired');
     expect(ledgerOf(staged.paymentIntent, staged.ticketKey).intent?.status).toBe('canceled');
   });
+
+  it('a held irreversible step, approved on its own; its correction is sent by a person, once', async () => {
+    const created = await api('POST', '/v1/runs', { runId: 'held-send' }, h.token);
+    expect(created.status).toBe(201);
+    const vars = { orderId: '1183', amount: 4900, currency: 'eur' };
+    const held = await api(
+      'POST',
+      '/v1/runs/held-send/calls',
+      { tool: 'send_email', args: { ...EMAIL, vars } },
+      h.token,
+    );
+    expect(held.status).toBe(202);
+    expect(held.body.status).toBe('AWAITING_APPROVAL');
+    const inbox = await api('GET', '/v1/approvals?runId=held-send', undefined, operator);
+    const [approval] = inbox.body.approvals as { id: string; hash: string; kind: string }[];
+    expect(approval!.kind).toBe('step');
+    const ok = await api(
+      'POST',
+      `/v1/approvals/${approval!.id}/decision`,
+      { decision: 'approve', hash: approval!.hash },
+      operator,
+    );
+    expect(ok.status).toBe(200);
+    const sent = await callUntilSettled(() => h.saga.run('held-send').call('send_email', { ...EMAIL, vars }));
+    expect(sent.status).toBe('CONFIRMED');
+    const emailsBefore = h.sandbox.admin.ledger().email.emails.length;
+
+    expect((await api('POST', '/v1/runs/held-send/unwind', { reason: 'wrong order' }, h.token)).status).toBe(
+      202,
+    );
+    const run = await h.terminal('held-send', 45_000);
+    expect(run.irreversibleBeforePivot).toBe(1);
+    const list = await api('GET', '/v1/corrections?runId=held-send', undefined, operator);
+    const [correction] = list.body.corrections as {
+      id: string;
+      hash: string;
+      command: { template: string };
+    }[];
+    expect(correction).toMatchObject({
+      status: 'open',
+      audience: ['customer'],
+      command: { template: 'email_sent_in_error' },
+    });
+    expect(h.sandbox.admin.ledger().email.emails.length).toBe(emailsBefore);
+
+    const byAgent = await api(
+      'POST',
+      `/v1/corrections/${correction!.id}/send`,
+      { hash: correction!.hash },
+      h.token,
+    );
+    expect(byAgent.status).toBe(403);
+    const send = await api(
+      'POST',
+      `/v1/corrections/${correction!.id}/send`,
+      { hash: correction!.hash },
+      operator,
+    );
+    expect(send.status).toBe(200);
+    expect(send.body).toMatchObject({ status: 'sent', decidedBy: 'olga' });
+    expect(send.body.externalRef).toEqual(expect.any(String));
+    const again = await api(
+      'POST',
+      `/v1/corrections/${correction!.id}/send`,
+      { hash: correction!.hash },
+      operator,
+    );
+    expect(again.status).toBe(409);
+    const emails = h.sandbox.admin.ledger().email.emails;
+    expect(emails.length).toBe(emailsBefore + 1);
+    expect(emails.filter((e) => e.idempotencyKey === send.body.idempotencyKey)).toHaveLength(1);
+  });
 });

@@ -107,10 +107,11 @@ export async function sendCorrection(
   who: Decider,
   body: { readonly hash: string; readonly comment?: string | undefined },
 ): Promise<CorrectionRow> {
-  const tool = d.registry.get(CORRECTION_TOOL);
-  const c = await d.db.transaction().execute(async (trx) => {
+  const registered = d.registry.get(CORRECTION_TOOL);
+  const { c, tool } = await d.db.transaction().execute(async (trx) => {
     const row = await lockOpenCorrection(trx, id, who, body.hash);
-    if (!tool) throw new ToolNotRegisteredError(CORRECTION_TOOL);
+    // After the refusals of what the operator sent (stale hash, decided), so those come first.
+    if (!registered) throw new ToolNotRegisteredError(CORRECTION_TOOL);
     const step = await trx
       .selectFrom('saga_log')
       .select('tool')
@@ -127,12 +128,12 @@ export async function sendCorrection(
     await decisionEvent(trx, row, CorrectionStatus.OPEN, who, `correction send requested by ${who.actor}`, {
       key,
     });
-    return updated;
+    return { c: updated, tool: registered };
   });
-  const args = parseArgs(tool!, c.command);
+  const args = parseArgs(tool, c.command);
   const log = d.logger.child({ runId: c.run_id, stepIdx: c.step_idx, key: c.idempotency_key });
   const call = await callTool(
-    tool!,
+    tool,
     args,
     {
       idempotencyKey: c.idempotency_key!,

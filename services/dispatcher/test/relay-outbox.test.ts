@@ -93,7 +93,7 @@ describe('outbox relay', () => {
 
   it('with the fast path on, leaves a fresh row to the API for RELAY_GRACE_MS, then sweeps it', async () => {
     procs.push(
-      startRole(env, 'relay', { SAGA_FAST_PATH: 'true', RELAY_GRACE_MS: '1500', RELAY_POLL_MS: '5000' }),
+      startRole(env, 'relay', { SAGA_FAST_PATH: 'true', RELAY_GRACE_MS: '1500', RELAY_POLL_MS: '200' }),
     );
     await waitFor('relay start', () => (procs[0]!.output().includes('relay started') ? true : undefined));
     const t0 = Date.now();
@@ -102,6 +102,7 @@ describe('outbox relay', () => {
       stepIdx: 0,
       tool: 'create_note',
       args: { orderId: 'g', text: 'c' },
+      fastPathGraceMs: 1_500,
     });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await queue.getJob(row.idempotency_key)).toBeUndefined();
@@ -109,5 +110,21 @@ describe('outbox relay', () => {
     const elapsed = Date.now() - t0;
     expect(elapsed).toBeGreaterThanOrEqual(1_400);
     expect(elapsed).toBeLessThan(3_500);
+  });
+
+  it('publishes at once a row nobody else publishes (a released commit step, a re-dispatch), fast path or not', async () => {
+    procs.push(
+      startRole(env, 'relay', { SAGA_FAST_PATH: 'true', RELAY_GRACE_MS: '5000', RELAY_POLL_MS: '10000' }),
+    );
+    await waitFor('relay start', () => (procs.at(-1)!.output().includes('relay started') ? true : undefined));
+    const t0 = Date.now();
+    const row = await createIntent(env, {
+      runId: 'run-released',
+      stepIdx: 0,
+      tool: 'create_note',
+      args: { orderId: 'r', text: 'c' },
+    });
+    await waitFor('job in queue', async () => (await queue.getJob(row.idempotency_key)) ?? undefined);
+    expect(Date.now() - t0).toBeLessThan(1_000);
   });
 });

@@ -115,6 +115,8 @@ export interface OutboxTable {
   job_id: string;
   payload: Json<Record<string, unknown>>;
   created_at: Generated<Date>;
+  /** The relays publish the row from this time on (later than `created_at` when the API publishes it). */
+  relay_after: Generated<Date>;
   published_at: Date | null;
 }
 

@@ -28,6 +28,11 @@ export interface IntentInput {
   readonly schema: string;
   /** Whether to NOTIFY the outbox relays (default true); see {@link recordIntent}. */
   readonly notifyRelay?: boolean;
+  /**
+   * The caller publishes the job itself (the API's fast path): the relays leave the row alone for this
+   * long (`outbox.relay_after`). Default 0: the row is the relays' at once.
+   */
+  readonly relayGraceMs?: number;
 }
 
 /**
@@ -95,7 +100,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
     .with('ob', (db) =>
       db
         .insertInto('outbox')
-        .columns(['topic', 'run_id', 'step_idx', 'idempotency_key', 'job_id', 'payload'])
+        .columns(['topic', 'run_id', 'step_idx', 'idempotency_key', 'job_id', 'payload', 'relay_after'])
         .expression((eb) =>
           eb
             .selectFrom('step')
@@ -106,6 +111,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
               'idempotency_key',
               'idempotency_key as job_id',
               sql<string>`${JSON.stringify(firstDispatchPayload(i))}::jsonb`.as('payload'),
+              relayAfter(i.relayGraceMs ?? 0).as('relay_after'),
             ])
             .where('status', '=', StepStatus.INTENDED),
         ),
@@ -121,6 +127,11 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
 /** The execute job of a step's first dispatch (its job id is the key itself). */
 function firstDispatchPayload(i: IntentInput): Record<string, unknown> {
   return { runId: i.runId, stepIdx: i.stepIdx, key: i.idempotencyKey, dispatchNo: 1 };
+}
+
+/** `now()` plus the grace a self-publishing caller keeps the row for (a bound parameter, same SQL text). */
+function relayAfter(graceMs: number) {
+  return sql<Date>`now() + make_interval(secs => ${graceMs / 1000}::float8)`;
 }
 
 /** Wakes the outbox relays (delivered at commit). */
@@ -139,6 +150,7 @@ export async function enqueueExecution(
   dispatchNo: number,
   schema: string,
   notifyRelay = true,
+  relayGraceMs = 0,
 ): Promise<void> {
   const jobId = dispatchNo === 1 ? row.idempotency_key : `${row.idempotency_key}-d${dispatchNo}`;
   await trx
@@ -155,6 +167,7 @@ export async function enqueueExecution(
         key: row.idempotency_key,
         dispatchNo,
       }),
+      relay_after: relayAfter(relayGraceMs),
     })
     .execute();
   if (notifyRelay) await notifyRelays(trx, schema);

@@ -14,6 +14,8 @@ export interface RedispatchInput {
   readonly schema: string;
   /** Whether to NOTIFY the outbox relays (default true; false when the caller publishes the job itself). */
   readonly notifyRelay?: boolean;
+  /** The caller publishes the job itself: the relays leave it alone this long (see `recordIntent`). */
+  readonly relayGraceMs?: number;
 }
 
 export interface Redispatch {
@@ -49,7 +51,7 @@ export async function redispatchStep(trx: SagaTrx, r: RedispatchInput): Promise<
     SELECT coalesce(max((payload->>'dispatchNo')::int), 0)::int AS n
       FROM outbox WHERE idempotency_key = ${row.idempotency_key}`.execute(trx);
   const dispatchNo = (prev.rows[0]?.n ?? 0) + 1;
-  await enqueueExecution(trx, row, dispatchNo, r.schema, r.notifyRelay ?? true);
+  await enqueueExecution(trx, row, dispatchNo, r.schema, r.notifyRelay ?? true, r.relayGraceMs ?? 0);
   const msg = await trx
     .selectFrom('outbox')
     .select('job_id')

@@ -47,6 +47,8 @@ export interface IntakeRequest {
    * commit does not NOTIFY the relays (they sweep what the fast path missed on their poll).
    */
   readonly fastPath: boolean;
+  /** With the fast path, how long the relays leave this call's outbox row to the API (RELAY_GRACE_MS). */
+  readonly relayGraceMs: number;
   /** How long a held step waits for its approval (APPROVAL_TTL_MS). */
   readonly approvalTtlMs: number;
 }
@@ -160,6 +162,7 @@ async function newStep(
     status: plan.status,
     schema: req.schema,
     notifyRelay: !req.fastPath,
+    relayGraceMs: req.fastPath ? req.relayGraceMs : 0,
   });
   req.log.info(
     {
@@ -223,6 +226,7 @@ async function retryStep(trx: SagaTrx, req: IntakeRequest, step: ExistingStep): 
         cause: 'retry call: re-dispatch of a step proven not executed',
         schema: req.schema,
         notifyRelay: !req.fastPath,
+        relayGraceMs: req.fastPath ? req.relayGraceMs : 0,
       });
       return {
         kind: 'step',

@@ -77,6 +77,7 @@ export async function handleCall(
       log,
       fastPath: ctx.config.SAGA_FAST_PATH,
       approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
+      relayGraceMs: ctx.config.RELAY_GRACE_MS,
     }),
   );
   const committedAt = performance.now();

@@ -42,17 +42,16 @@ export interface OutboxRelayDeps {
 
 /**
  * The outbox relay: moves committed outbox rows into BullMQ. It sweeps when woken by a NOTIFY on
- * {@link outboxChannel} (debounced by RELAY_DEBOUNCE_MS, so a burst of intents is one batch, and delayed by
- * RELAY_GRACE_MS when the API's fast path is publishing fresh rows itself), and every RELAY_POLL_MS as a
- * fallback for a lost NOTIFY or a LISTEN connection being reopened. With the fast path on, the API's
- * intake commits send no NOTIFY at all (a notifying commit serialises with every other one on PG 15): the
- * relay would only sweep those rows after RELAY_GRACE_MS anyway, and its poll (RELAY_POLL_MS, 1 s by
- * default, below the 2 s grace) finds them then. One sweep runs at a time per relay;
+ * {@link outboxChannel} (debounced by RELAY_DEBOUNCE_MS, so a burst of intents is one batch), and every
+ * RELAY_POLL_MS as a fallback for a lost NOTIFY or a LISTEN connection being reopened. A row is the relays'
+ * from its `relay_after`: at once for rows nobody else publishes (a released commit step, a re-dispatch),
+ * RELAY_GRACE_MS later for the rows the API publishes itself on its fast path. Those intake commits send no
+ * NOTIFY at all (a notifying commit serialises with every other one on PG 15); the poll (RELAY_POLL_MS, 1 s
+ * by default, below the 2 s grace) finds any the API failed to publish. One sweep runs at a time per relay;
  * it takes batches until one comes back short. Several relays may run: batches are taken with
  * `FOR UPDATE SKIP LOCKED`.
  */
 export function createOutboxRelay(d: OutboxRelayDeps): OutboxRelay {
-  const graceMs = d.config.SAGA_FAST_PATH ? d.config.RELAY_GRACE_MS : 0;
   let stopping = false;
   let running: Promise<void> | undefined;
   let again = false;
@@ -97,7 +96,6 @@ export function createOutboxRelay(d: OutboxRelayDeps): OutboxRelay {
         if (stopping) return;
         const r = await publishOutboxBatch(d.db, d.queue, {
           limit: d.config.RELAY_BATCH_SIZE,
-          graceMs,
           crash: d.crash,
           logger: d.logger,
         });
@@ -117,8 +115,8 @@ export function createOutboxRelay(d: OutboxRelayDeps): OutboxRelay {
       listener = await listenChannel({
         db: d.listenDb,
         channel: outboxChannel(d.config.SAGA_DB_SCHEMA),
-        // A fresh row is old enough for this relay only after the grace the fast path gives the API.
-        onNotify: () => wake(d.config.RELAY_DEBOUNCE_MS + graceMs),
+        // Only writers that leave publishing to the relays notify: their rows are due at once.
+        onNotify: () => wake(d.config.RELAY_DEBOUNCE_MS),
         onError: (err) => d.logger.warn({ err }, 'outbox LISTEN session lost; polling meanwhile'),
         onReconnect: () => wake(0),
       });

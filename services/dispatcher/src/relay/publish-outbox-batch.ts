@@ -7,11 +7,6 @@ import { executeJobSchema, publishExecute, type ExecuteJob } from '../queue/exec
 export interface PublishBatchInput {
   /** Rows per batch (`RELAY_BATCH_SIZE`). */
   readonly limit: number;
-  /**
-   * Only rows older than this are taken (ms). With the API's fast path on, a fresh row is being published
-   * by the API itself; the relay only sweeps what the fast path missed. 0 without the fast path.
-   */
-  readonly graceMs: number;
   readonly crash: (point: CrashPoint) => void;
   readonly logger: Logger;
 }
@@ -30,7 +25,7 @@ export interface PublishBatchResult {
  *
  * ```sql
  * SELECT id, job_id, payload FROM outbox
- *  WHERE topic = 'execute' AND published_at IS NULL AND created_at <= now() - $grace
+ *  WHERE topic = 'execute' AND published_at IS NULL AND relay_after <= now()
  *  ORDER BY id LIMIT $limit FOR UPDATE SKIP LOCKED;
  * -- add each job (jobId = outbox.job_id), then:
  * UPDATE outbox SET published_at = now() WHERE id = ANY($ids);
@@ -54,7 +49,7 @@ export async function publishOutboxBatch(
       .select(sql<number>`(extract(epoch from now() - created_at) * 1000)::float8`.as('age_ms'))
       .where('topic', '=', EXECUTE_TOPIC)
       .where('published_at', 'is', null)
-      .where('created_at', '<=', sql<Date>`now() - make_interval(secs => ${b.graceMs / 1000})`)
+      .where('relay_after', '<=', sql<Date>`now()`)
       .orderBy('id')
       .limit(b.limit)
       .forUpdate()

@@ -20,6 +20,9 @@ import { checkIn } from './sql-lists.js';
  * - `runs.policy`: the run's policy (`requirePivot`, `unwindOnFailure`), fixed at creation.
  * - `runs.pivot_idx`: the first commit step of the run's approved or pending pivot; steps from there on
  *   only roll forward. `runs.irreversible_before_pivot` counts irreversible steps released before any pivot.
+ * - `outbox.relay_after`: the relays publish a row from this time on. A row the API publishes itself (its
+ *   fast path) is left to it for the grace (`RELAY_GRACE_MS`); every other row (a released commit step, a
+ *   re-dispatch by the reconciler or an operator) is the relays' at once, not after the API's grace.
  * - `step_events`: run-level events have no step (`step_idx` null); `actor` names who decided.
  * - `corrections`: an id for the operator's routes, the key it is sent with, its ref, and who decided;
  *   statuses become {@link CorrectionStatus}. A send carries the hash of the command the person saw
@@ -53,6 +56,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   );
 
   await sql`ALTER TABLE saga_log ADD COLUMN approval_id text REFERENCES approvals (id)`.execute(db);
+  // now() is stable, not volatile: the default is stored once in the catalog, no table rewrite.
+  await sql`ALTER TABLE outbox ADD COLUMN relay_after timestamptz NOT NULL DEFAULT now()`.execute(db);
   await sql`
     ALTER TABLE runs
       ADD COLUMN policy                    jsonb NOT NULL DEFAULT '{}'::jsonb,
@@ -113,6 +118,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE runs DROP COLUMN irreversible_before_pivot, DROP COLUMN pivot_idx, DROP COLUMN policy`.execute(
     db,
   );
+  await sql`ALTER TABLE outbox DROP COLUMN relay_after`.execute(db);
   await sql`ALTER TABLE saga_log DROP COLUMN approval_id`.execute(db);
   await sql`DROP TABLE approvals`.execute(db);
 }

@@ -4,12 +4,10 @@
  */
 import type { SagaClient } from '@agent-saga/client';
 import type { SagaDb } from '@agent-saga/core';
-import type { DemoConfig } from './demo-config.js';
 import type { Harness } from './harness-processes.js';
 import type { RunningSandbox } from './sandbox-admin.js';
 
 export interface DemoContext {
-  readonly config: DemoConfig;
   /** The demo's own schema; the stories read it only for what the API does not show (email drafts). */
   readonly db: SagaDb;
   readonly sandbox: RunningSandbox;

@@ -53,7 +53,7 @@ async function main(options: DemoOptions): Promise<number> {
     say(`  (api ${harness.baseUrl}) up at ${elapsed()}`);
     const saga = createSagaClient({ baseUrl: harness.baseUrl, token });
 
-    const ctx: DemoContext = { config, db, sandbox, harness, agentToken: token, saga, options };
+    const ctx: DemoContext = { db, sandbox, harness, agentToken: token, saga, options };
     failures.push(...(await (options.pivot ? tellPivotStory(ctx) : tellIncidentStory(ctx))));
 
     for (const { proc, status } of await supervisor.unexpectedExits())

@@ -83,60 +83,63 @@ const ROWS = (['1183', '1182'] as const).flatMap((orderId) =>
 );
 
 describe.concurrent('(g) resume after every step, with no model and a fresh process', () => {
-  it.for(ROWS)('order $orderId, resumed after step $k', async ({ orderId, k, runId }, { expect }) => {
-    await playUntil(runId, orderId, k);
-    const report = await resumeInFreshProcess(runId, orderId);
+  for (const { orderId, k, runId } of ROWS)
+    it(`order ${orderId} (${orderId === '1182' ? 'reship refused: unwinds' : 'completes'}), resumed after step ${k} of ${N}`, async ({
+      expect,
+    }) => {
+      await playUntil(runId, orderId, k);
+      const report = await resumeInFreshProcess(runId, orderId);
 
-    const tools = effectSteps(orderId).map((s) => s.tool);
-    const refused = orderId === '1182';
-    // What the fresh process found in the log, and what it did: the steps after k, and nothing before.
-    expect(report.logAtStart.map((s) => s.tool)).toEqual(tools.slice(0, k));
-    // (After the refused reship, k = N, the log alone tells it to unwind: it calls nothing.)
-    expect(report.called.map((c) => c.tool)).toEqual(
-      refused && k === N ? [] : ['get_order', ...tools.slice(k)],
-    );
+      const tools = effectSteps(orderId).map((s) => s.tool);
+      const refused = orderId === '1182';
+      // What the fresh process found in the log, and what it did: the steps after k, and nothing before.
+      expect(report.logAtStart.map((s) => s.tool)).toEqual(tools.slice(0, k));
+      // (After the refused reship, k = N, the log alone tells it to unwind: it calls nothing.)
+      expect(report.called.map((c) => c.tool)).toEqual(
+        refused && k === N ? [] : ['get_order', ...tools.slice(k)],
+      );
 
-    const run = await h.saga.getRun(runId);
-    expect(report.status).toBe(run.status);
-    expect(run.status).toBe(refused ? 'COMPENSATED' : 'COMPLETED');
-    expect(run.steps.map((s) => [s.tool, s.status, s.compensationStatus])).toEqual(
-      refused
-        ? [
-            ['create_ticket', 'CONFIRMED', 'compensated'],
-            ['charge_card', 'CONFIRMED', 'compensated'],
-            ['reship', 'FAILED', 'skipped'],
-          ]
-        : tools.map((t) => [t, 'CONFIRMED', null]),
-    );
-    expect(run.steps.map((s) => s.attempts)).toEqual([1, 1, 1]);
+      const run = await h.saga.getRun(runId);
+      expect(report.status).toBe(run.status);
+      expect(run.status).toBe(refused ? 'COMPENSATED' : 'COMPLETED');
+      expect(run.steps.map((s) => [s.tool, s.status, s.compensationStatus])).toEqual(
+        refused
+          ? [
+              ['create_ticket', 'CONFIRMED', 'compensated'],
+              ['charge_card', 'CONFIRMED', 'compensated'],
+              ['reship', 'FAILED', 'skipped'],
+            ]
+          : tools.map((t) => [t, 'CONFIRMED', null]),
+      );
+      expect(run.steps.map((s) => s.attempts)).toEqual([1, 1, 1]);
 
-    // The log: each step settled once, none ever declared not executed or sent twice.
-    const events = await h.env.db
-      .selectFrom('step_events')
-      .select(['step_idx', 'kind', 'to_status'])
-      .where('run_id', '=', runId)
-      .execute();
-    for (let i = 0; i < N; i++) {
-      const mine = events.filter((e) => e.step_idx === i);
-      expect(
-        mine.filter((e) => e.kind === 'attempt'),
-        `attempts of step ${i}`,
-      ).toHaveLength(1);
-      expect(
-        mine.filter((e) => e.kind === 'transition' && ['CONFIRMED', 'FAILED'].includes(e.to_status ?? '')),
-        `settlements of step ${i}`,
-      ).toHaveLength(1);
-      expect(mine.filter((e) => e.to_status === 'NOT_EXECUTED')).toEqual([]);
-    }
+      // The log: each step settled once, none ever declared not executed or sent twice.
+      const events = await h.env.db
+        .selectFrom('step_events')
+        .select(['step_idx', 'kind', 'to_status'])
+        .where('run_id', '=', runId)
+        .execute();
+      for (let i = 0; i < N; i++) {
+        const mine = events.filter((e) => e.step_idx === i);
+        expect(
+          mine.filter((e) => e.kind === 'attempt'),
+          `attempts of step ${i}`,
+        ).toHaveLength(1);
+        expect(
+          mine.filter((e) => e.kind === 'transition' && ['CONFIRMED', 'FAILED'].includes(e.to_status ?? '')),
+          `settlements of step ${i}`,
+        ).toHaveLength(1);
+        expect(mine.filter((e) => e.to_status === 'NOT_EXECUTED')).toEqual([]);
+      }
 
-    // The ledger: every effect exactly once; undone exactly once when the run unwound.
-    const ledger = runLedger(h.sandbox.admin.ledger(), run);
-    expect(ledger.tickets.map((t) => [t.status, t.comments.length])).toEqual([
-      refused ? ['Done', 1] : ['To Do', 0],
-    ]);
-    if (refused) expect(ledger.tickets[0]!.comments[0]).toContain(reasonOf(runId));
-    expect(ledger.charges.map((c) => c.refunds)).toEqual([refused ? 1 : 0]);
-    expect(ledger.shipments.map((s) => s.status)).toEqual(refused ? [] : ['created']);
-    expect(ledger.emails).toBe(0);
-  });
+      // The ledger: every effect exactly once; undone exactly once when the run unwound.
+      const ledger = runLedger(h.sandbox.admin.ledger(), run);
+      expect(ledger.tickets.map((t) => [t.status, t.comments.length])).toEqual([
+        refused ? ['Done', 1] : ['To Do', 0],
+      ]);
+      if (refused) expect(ledger.tickets[0]!.comments[0]).toContain(reasonOf(runId));
+      expect(ledger.charges.map((c) => c.refunds)).toEqual([refused ? 1 : 0]);
+      expect(ledger.shipments.map((s) => s.status)).toEqual(refused ? [] : ['created']);
+      expect(ledger.emails).toBe(0);
+    });
 });

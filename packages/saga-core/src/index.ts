@@ -211,3 +211,6 @@ export { DEFAULT_CAPTURE_CHECKS, type CaptureCheck } from './metrics/read-captur
 export { resolveCase, type CaseResolution } from './saga-log/resolve-case.js';
 export { followUpRun, sweepRunFollowUps, type FollowUp } from './run-policy/follow-up-run.js';
 export { ATTEMPTS_PER_EFFECT_BUCKETS } from './metrics/metric-buckets.js';
+export { duplicateEffectCounter, attemptsPerEffectHistogram } from './metrics/effect-metrics.js';
+export { lockLivePivot } from './approvals/lock-pivot.js';
+export { lockReviewItem, type ReviewTable } from './saga-log/lock-review-item.js';

@@ -1,12 +1,8 @@
 import { sql } from 'kysely';
 import type { SagaDb, SagaTrx } from '../db/connect.js';
 import type { ApprovalRow } from '../db/schema.js';
-import {
-  ApprovalDecidedError,
-  ApprovalExpiredError,
-  ApprovalHashMismatchError,
-  NotFoundError,
-} from '../errors.js';
+import { ApprovalDecidedError, ApprovalExpiredError, ApprovalHashMismatchError } from '../errors.js';
+import { lockReviewItem } from '../saga-log/lock-review-item.js';
 import { ApprovalKind, ApprovalStatus, RunStatus } from '../statuses.js';
 import { transitionRun } from '../saga-log/transition-run.js';
 import { advanceCommit } from './advance-commit.js';
@@ -37,8 +33,8 @@ export type DecisionResult =
   | { readonly kind: 'expired'; readonly approval: ApprovalRow; readonly error: ApprovalExpiredError };
 
 /**
- * One operator's decision on one approval, in the caller's transaction. The approval row is locked first,
- * so two tabs deciding at once are serialised: the second finds it decided. Refusals, checked in this
+ * One operator's decision on one approval, in the caller's transaction. The run and the approval are locked
+ * first (`lockReviewItem`), so two tabs deciding at once are serialised: the second finds it decided. Refusals, checked in this
  * order, write nothing: another tenant's or a missing approval (NotFoundError), a decided one
  * (ApprovalDecidedError, also for superseded), a hash that is not the proposal's
  * (ApprovalHashMismatchError). An approval past its deadline is expired, not decided (see
@@ -49,24 +45,13 @@ export type DecisionResult =
  * every covered step; a rejected pivot unwinds its run.
  */
 export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<DecisionResult> {
-  // Lock order everywhere: the run, then its approval, then its steps (as the intake does: run, then steps).
-  const ref = await trx
-    .selectFrom('approvals')
-    .select('run_id')
-    .where('id', '=', d.approvalId)
-    .where('tenant_id', '=', d.tenantId)
-    .executeTakeFirst();
-  if (!ref) throw new NotFoundError(`approval ${d.approvalId} not found`);
-  await trx.selectFrom('runs').select('run_id').where('run_id', '=', ref.run_id).forUpdate().execute();
-  const found = await trx
+  await lockReviewItem(trx, 'approvals', d.approvalId, d.tenantId);
+  const { past_deadline, ...approval } = await trx
     .selectFrom('approvals')
     .selectAll()
     .select(sql<boolean>`expires_at <= now()`.as('past_deadline'))
     .where('id', '=', d.approvalId)
-    .forUpdate()
-    .executeTakeFirst();
-  if (!found) throw new NotFoundError(`approval ${d.approvalId} not found`);
-  const { past_deadline, ...approval } = found;
+    .executeTakeFirstOrThrow();
   if (approval.status === ApprovalStatus.EXPIRED)
     throw new ApprovalExpiredError(approval.id, approval.expires_at);
   if (approval.status !== ApprovalStatus.PENDING)

@@ -2,8 +2,9 @@ import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import type { RunRow } from '../db/schema.js';
 import { InvalidRunTransitionError, PivotStagedError, RunNotRunningError } from '../errors.js';
+import { lockLivePivot } from '../approvals/lock-pivot.js';
 import { closeApproval, refuseApprovedSteps } from '../approvals/settle-approval.js';
-import { ApprovalKind, ApprovalStatus, RunStatus } from '../statuses.js';
+import { ApprovalStatus, RunStatus } from '../statuses.js';
 import { lockRun } from './runs.js';
 import { transitionRun } from './transition-run.js';
 
@@ -49,14 +50,7 @@ export interface UnwindRequest {
 export async function requestUnwind(trx: SagaTrx, u: UnwindRequest): Promise<RunRow> {
   const run = await lockRun(trx, u.tenantId, u.runId);
   if (run.status === RunStatus.COMPENSATING) return run;
-  const pivot = await trx
-    .selectFrom('approvals')
-    .selectAll()
-    .where('run_id', '=', u.runId)
-    .where('kind', '=', ApprovalKind.PIVOT)
-    .where('status', 'in', [ApprovalStatus.PENDING, ApprovalStatus.APPROVED])
-    .forUpdate()
-    .executeTakeFirst();
+  const pivot = await lockLivePivot(trx, u.runId);
   // After its pivot a run only rolls forward: an approved pivot is never rolled back by an unwind.
   if (pivot?.status === ApprovalStatus.APPROVED) throw new PivotStagedError(u.runId, pivot.id);
   if (pivot) {

@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import type { CaseRow } from '../db/schema.js';
 import { advanceCommit } from '../approvals/advance-commit.js';
-import { CaseActionError, NotFoundError } from '../errors.js';
+import { CaseActionError } from '../errors.js';
+import { lockReviewItem } from './lock-review-item.js';
 import {
   ApprovalKind,
   ApprovalStatus,
@@ -50,25 +51,9 @@ const SETTLE_BY_HAND = [StepStatus.MANUAL_INTERVENTION, StepStatus.UNKNOWN] as c
  * @throws CaseActionError for a resolved case, or an action that does not fit the case.
  */
 export async function resolveCase(trx: SagaTrx, r: CaseResolution): Promise<CaseRow> {
-  const ref = await trx
-    .selectFrom('cases')
-    .select('run_id')
-    .where('id', '=', r.caseId)
-    .where('tenant_id', '=', r.tenantId)
-    .executeTakeFirst();
-  if (!ref) throw new NotFoundError(`case ${r.caseId} not found`);
-  const run = await trx
-    .selectFrom('runs')
-    .selectAll()
-    .where('run_id', '=', ref.run_id)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
-  const c = await trx
-    .selectFrom('cases')
-    .selectAll()
-    .where('id', '=', r.caseId)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
+  const runId = await lockReviewItem(trx, 'cases', r.caseId, r.tenantId);
+  const run = await trx.selectFrom('runs').selectAll().where('run_id', '=', runId).executeTakeFirstOrThrow();
+  const c = await trx.selectFrom('cases').selectAll().where('id', '=', r.caseId).executeTakeFirstOrThrow();
   if (c.status !== ReviewStatus.OPEN) throw new CaseActionError(r.caseId, `is ${c.status} already`);
   const step =
     c.step_idx === null

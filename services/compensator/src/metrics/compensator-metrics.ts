@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import {
+  duplicateEffectCounter,
   ATTEMPTS_PER_EFFECT_BUCKETS,
   registerSagaLogGauges,
   RunStatus,
@@ -129,11 +130,6 @@ export function createCompensatorMetrics(db: SagaDb, o: CompensatorMetricsOption
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
-    duplicateEffects: new Counter({
-      name: 'saga_duplicate_effect_incidents_total',
-      help: 'Lookups or calls that found more than one effect under one idempotency key, by tool',
-      labelNames: ['tool'] as const,
-      registers: [registry],
-    }),
+    duplicateEffects: duplicateEffectCounter(registry),
   };
 }

@@ -5,7 +5,7 @@ import {
   classifyToolError,
   correctionHash,
   CorrectionStatus,
-  NotFoundError,
+  lockReviewItem,
   OutcomeUnknownError,
   parseArgs,
   StepEventKind,
@@ -54,20 +54,8 @@ async function lockOpenCorrection(
   who: Decider,
   hash: string | null,
 ): Promise<CorrectionRow> {
-  const ref = await trx
-    .selectFrom('corrections')
-    .select('run_id')
-    .where('id', '=', id)
-    .where('tenant_id', '=', who.tenantId)
-    .executeTakeFirst();
-  if (!ref) throw new NotFoundError(`correction ${id} not found`);
-  await trx.selectFrom('runs').select('run_id').where('run_id', '=', ref.run_id).forUpdate().execute();
-  const c = await trx
-    .selectFrom('corrections')
-    .selectAll()
-    .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
+  await lockReviewItem(trx, 'corrections', id, who.tenantId);
+  const c = await trx.selectFrom('corrections').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   if (c.status !== CorrectionStatus.OPEN) throw new ApprovalDecidedError(`correction ${id}`, c.status);
   if (hash !== null && hash !== correctionHash(c.command))
     throw new ApprovalHashMismatchError(`correction ${id}`, hash);

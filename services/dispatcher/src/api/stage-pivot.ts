@@ -4,6 +4,7 @@ import {
   closeApproval,
   createApproval,
   InvalidArgsError,
+  lockLivePivot,
   lockRun,
   parseArgs,
   PivotStagedError,
@@ -72,14 +73,7 @@ export async function stagePivot(
 ): Promise<{ run: RunRow; approval: ApprovalRow }> {
   const tools = req.commit.map((c, i) => commitTool(req.registry, c, i));
   const run = await lockRun(trx, req.tenantId, req.runId);
-  const pending = await trx
-    .selectFrom('approvals')
-    .selectAll()
-    .where('run_id', '=', req.runId)
-    .where('kind', '=', ApprovalKind.PIVOT)
-    .where('status', 'in', [ApprovalStatus.PENDING, ApprovalStatus.APPROVED])
-    .forUpdate()
-    .executeTakeFirst();
+  const pending = await lockLivePivot(trx, req.runId);
   if (pending?.status === ApprovalStatus.APPROVED) throw new PivotStagedError(req.runId, pending.id);
   const resumable =
     run.status === RunStatus.RUNNING || (run.status === RunStatus.AWAITING_APPROVAL && pending);

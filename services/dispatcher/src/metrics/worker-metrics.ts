@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import {
-  ATTEMPTS_PER_EFFECT_BUCKETS,
+  attemptsPerEffectHistogram,
+  duplicateEffectCounter,
   registerSagaLogGauges,
   type Logger,
   type SagaDb,
@@ -71,19 +72,8 @@ export function createWorkerMetrics(
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
       registers: [registry],
     }),
-    attemptsPerEffect: new Histogram({
-      name: 'saga_attempts_per_effect',
-      help: 'Attempts sent for a step by the time its effect was confirmed, by tool (retry amplification)',
-      labelNames: ['tool'] as const,
-      buckets: [...ATTEMPTS_PER_EFFECT_BUCKETS],
-      registers: [registry],
-    }),
-    duplicateEffects: new Counter({
-      name: 'saga_duplicate_effect_incidents_total',
-      help: 'Calls whose tool reported more than one effect under one idempotency key, by tool',
-      labelNames: ['tool'] as const,
-      registers: [registry],
-    }),
+    attemptsPerEffect: attemptsPerEffectHistogram(registry),
+    duplicateEffects: duplicateEffectCounter(registry),
     relayPublished: new Counter({
       name: 'saga_relay_published_total',
       help: 'Outbox rows published to BullMQ by the relay',

@@ -1,6 +1,8 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Histogram } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import {
-  ATTEMPTS_PER_EFFECT_BUCKETS,
+  attemptsPerEffectHistogram,
+  duplicateEffectCounter,
   registerSagaLogGauges,
   type Logger,
   type SagaDb,
@@ -79,24 +81,13 @@ export function createReconcilerMetrics(db: SagaDb, o: ReconcilerMetricsOptions)
       labelNames: ['tool'] as const,
       registers: [registry],
     }),
-    duplicateEffects: new Counter({
-      name: 'saga_duplicate_effect_incidents_total',
-      help: 'Lookups that found more than one effect under one idempotency key, by tool',
-      labelNames: ['tool'] as const,
-      registers: [registry],
-    }),
+    duplicateEffects: duplicateEffectCounter(registry),
     redispatched: new Counter({
       name: 'saga_reconcile_redispatched_total',
       help: 'NOT_EXECUTED steps re-dispatched with the same key and stored arguments, by tool',
       labelNames: ['tool'] as const,
       registers: [registry],
     }),
-    attemptsPerEffect: new Histogram({
-      name: 'saga_attempts_per_effect',
-      help: 'Attempts sent for a step by the time its effect was confirmed, by tool (retry amplification)',
-      labelNames: ['tool'] as const,
-      buckets: [...ATTEMPTS_PER_EFFECT_BUCKETS],
-      registers: [registry],
-    }),
+    attemptsPerEffect: attemptsPerEffectHistogram(registry),
   };
 }

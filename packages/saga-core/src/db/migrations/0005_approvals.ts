@@ -71,7 +71,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   );
 
   await sql`ALTER TABLE corrections DROP CONSTRAINT corrections_status_check`.execute(db);
-  await sql`UPDATE corrections SET status = ${CorrectionStatus.DISMISSED} WHERE status = 'resolved'`.execute(
+  await sql`UPDATE corrections SET status = ${CorrectionStatus.DISMISSED} WHERE status = ${ReviewStatus.RESOLVED}`.execute(
     db,
   );
   await sql`

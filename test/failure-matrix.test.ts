@@ -173,6 +173,25 @@ async function personTransitions(ticket: string, transitionId: '21' | '31'): Pro
   await waitFor("the person's transition in the request log", () => (logged() > before ? true : undefined));
 }
 
+/** A person refunding the PaymentIntent in full in Stripe's dashboard (a refund under no saga key). */
+async function personRefunds(paymentIntent: string): Promise<void> {
+  const before = h.sandbox.admin.ledger().stripe.refunds.length;
+  const r = await fetch(`${h.sandbox.urls.stripe}/v1/refunds`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${h.sandbox.credentials.stripeSecretKey}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ payment_intent: paymentIntent }).toString(),
+  });
+  expect(r.status).toBe(200);
+  expect(h.sandbox.admin.ledger().stripe.refunds.length).toBe(before + 1);
+  const path = '/v1/refunds';
+  await waitFor("the person's refund in the request log", () =>
+    h.sandbox.admin.requests().some((q) => q.method === 'POST' && q.path === path) ? true : undefined,
+  );
+}
+
 /**
  * Every execute message of the step delivered twice more, under other job ids (an at-least-once queue's
  * redelivery, which jobId dedup cannot stop), kept after completion so the row can read what each did.
@@ -592,6 +611,44 @@ const MATRIX: readonly Row[] = [
         },
         { stepIdx: 0, kind: 'compensation', to: 'running', times: 0 },
         ...compensatedOnce(1),
+        ...compensatedOnce(2),
+        ...unwound('COMPENSATED'),
+      ],
+    },
+  },
+  {
+    box: '(f) the target changed before a compensation',
+    name: 'a person refunded the charge in the dashboard: compensated with that evidence; no second refund',
+    runId: 'matrix-person-refunded',
+    setup: { kind: 'forward', steps: 3 },
+    play: async (runId) => {
+      const pi = (await h.saga.getRun(runId)).steps.find((s) => s.tool === CHARGE.tool)!.externalRef!;
+      await personRefunds(pi);
+      const since = new Date().toISOString();
+      await unwindToEnd(runId);
+      expect(writesSince(since, '/v1/refunds')).toEqual([]);
+    },
+    ledger: {
+      tickets: [{ status: 'Done', comments: 1 }],
+      charges: [{ refunds: 1, amount: CHARGE_AMOUNT }],
+      shipments: [{ status: 'canceled' }],
+    },
+    log: {
+      run: 'COMPENSATED',
+      steps: flowSteps('CONFIRMED', ['compensated', 'compensated', 'compensated']),
+      attempts: [1, 1, 1],
+      compensationAttempts: [1, 0, 1],
+      events: [
+        {
+          stepIdx: 1,
+          kind: 'compensation',
+          to: 'compensated',
+          cause: 'precondition: the target is already in the compensated state; nothing sent',
+          detail: { precondition: 'already_compensated', forwardTool: 'charge_card' },
+          times: 1,
+        },
+        { stepIdx: 1, kind: 'compensation', to: 'running', times: 0 },
+        ...compensatedOnce(0),
         ...compensatedOnce(2),
         ...unwound('COMPENSATED'),
       ],

@@ -479,3 +479,52 @@ describe('registration', () => {
     expect(ledger().paymentIntents).toHaveLength(0);
   });
 });
+
+describe('the precondition of a charge, before its refund', () => {
+  async function charged() {
+    const ctx = stepContext('charge_card');
+    const effect = await tools.charge_card.execute(tools.charge_card.args.parse(charge), ctx);
+    return { ctx, effect };
+  }
+  /** Someone refunds the PaymentIntent outside this step (the dashboard, another system): another key. */
+  const refundElsewhere = (pi: string, amount?: number) =>
+    tools.refund.execute(
+      tools.refund.args.parse({ payment: pi, ...(amount === undefined ? {} : { amount }) }),
+      stepContext('refund'),
+    );
+
+  it('as left: nothing refunded, so the refund may be sent', async () => {
+    const { ctx, effect } = await charged();
+    await expect(tools.charge_card.precondition!(effect, ctx)).resolves.toBe('as_left');
+  });
+
+  it('refunded in full elsewhere: already compensated, no second refund', async () => {
+    const { ctx, effect } = await charged();
+    await refundElsewhere(effect.externalRef!);
+    await expect(tools.charge_card.precondition!(effect, ctx)).resolves.toBe('already_compensated');
+    expect(ledger().refunds).toHaveLength(1);
+  });
+
+  it('partly refunded elsewhere: changed, a person decides about the rest', async () => {
+    const { ctx, effect } = await charged();
+    await refundElsewhere(effect.externalRef!, 1_000);
+    await expect(tools.charge_card.precondition!(effect, ctx)).resolves.toEqual({
+      changed: expect.stringContaining('partly refunded elsewhere: 1000 of 2500') as string,
+    });
+  });
+
+  it('capture_payment reads its PaymentIntent the same way', async () => {
+    const hold = await tools.authorize_payment.execute(
+      tools.authorize_payment.args.parse(charge),
+      stepContext('authorize_payment'),
+    );
+    const ctx = stepContext('capture_payment');
+    const captured = await tools.capture_payment.execute(
+      tools.capture_payment.args.parse({ paymentIntent: hold.externalRef }),
+      ctx,
+    );
+    await expect(tools.capture_payment.precondition!(captured, ctx)).resolves.toBe('as_left');
+    await refundElsewhere(hold.externalRef!);
+    await expect(tools.capture_payment.precondition!(captured, ctx)).resolves.toBe('already_compensated');
+  });
+});

@@ -5,6 +5,7 @@ import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
 import { isCharged, paymentIntentEffect } from './payment-intent-effect.js';
 import { paymentIntentId } from './payment-args.js';
 import { markerMetadataKey } from './saga-metadata.js';
+import { chargedPaymentPrecondition } from './charged-payment-precondition.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
 
 export const capturePaymentArgs = z.object({
@@ -40,6 +41,7 @@ export function createCapturePaymentTool(deps: StripeToolDeps) {
     },
     lookup: (key, ctx) =>
       lookupPaymentIntentByMetadata(deps, ctx, markerMetadataKey('capture', key), key, isCharged),
+    precondition: (forward, ctx) => chargedPaymentPrecondition(deps, forward, ctx),
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: deps.config.timeoutMs,
   });

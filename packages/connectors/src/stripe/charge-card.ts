@@ -5,6 +5,7 @@ import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
 import { isCharged, paymentIntentEffect } from './payment-intent-effect.js';
 import { SAGA_KEY_METADATA } from './saga-metadata.js';
 import { paymentArgs } from './payment-args.js';
+import { chargedPaymentPrecondition } from './charged-payment-precondition.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
 
 export const chargeCardArgs = paymentArgs.extend({
@@ -41,6 +42,7 @@ export function createChargeCardTool(deps: StripeToolDeps) {
     execute: async (args, ctx) =>
       paymentIntentEffect(await createOffSessionPayment(deps, ctx, { ...args, captureMethod: 'automatic' })),
     lookup: (key, ctx) => lookupPaymentIntentByMetadata(deps, ctx, SAGA_KEY_METADATA, key, isCharged),
+    precondition: (forward, ctx) => chargedPaymentPrecondition(deps, forward, ctx),
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: REQUESTS * deps.config.timeoutMs,
   });

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Local set-up on a machine with Postgres and Redis installed (the node-svc kind): starts them when they
-# are down, writes .env with their URLs when it does not exist, and migrates the saga schema.
+# are down, installs Debian's chromium for the console's browser test when it is missing (root and apt
+# only; otherwise that one test is skipped, saying so), writes .env with their URLs when it does not
+# exist, and migrates the saga schema.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +17,16 @@ if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
   for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 1; done
+fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium (for test/console-browser.test.ts)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 ||
+      echo "chromium could not be installed: the console's browser test will be skipped"
+  else
+    echo "chromium is not installed: the console's browser test will be skipped (apt-get install chromium)"
+  fi
 fi
 
 if [ ! -f .env ]; then

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken, stepKey } from '@agent-saga/core';
+import { correctionHash, createApiToken, stepKey } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
 import { killAll, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
@@ -224,6 +224,61 @@ describe.skipIf(!hasChromium)('operator console in chromium', () => {
     const events = await http('GET', '/v1/runs/console-twice/events');
     const decisions = (events.body.events as { kind: string }[]).filter((e) => e.kind === 'decision');
     expect(decisions).toHaveLength(1);
+    await context.close();
+  });
+
+  it('a correction edited in the console is a new proposal with a new hash; the old hash no longer sends', async () => {
+    const command = {
+      template: 'email_sent_in_error',
+      to: 'ada@example.com',
+      vars: { originalTemplate: 'x' },
+    };
+    const [row] = await env.db
+      .insertInto('corrections')
+      .values({
+        run_id: 'console-ok',
+        step_idx: 2,
+        tenant_id: 'acme',
+        command: JSON.stringify(command),
+        audience: ['customer'],
+        status: 'open',
+      })
+      .returning('id')
+      .execute();
+    const id = String(row!.id);
+    const oldHash = correctionHash(command);
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    await page.goto(`${baseUrl}/console`);
+    await page.fill('#token', operator);
+    await page.click('#sign-in-form button[type=submit]');
+    await page.click('nav a[data-nav=corrections]');
+    const card = page.locator(`article[data-correction-id="${id}"]`);
+    expect(await card.locator('.hash').textContent()).toBe(oldHash);
+
+    await card.locator('details.edit-correction summary').click();
+    await card.locator('textarea').fill('{ "originalTemplate": "x", "note": "sorry <b>twice</b>" }');
+    await card.locator('button.edit').click();
+    const newHash = correctionHash({
+      ...command,
+      vars: { originalTemplate: 'x', note: 'sorry <b>twice</b>' },
+    });
+    await expect
+      .poll(() => page.locator(`article[data-correction-id="${id}"] .hash`).textContent())
+      .toBe(newHash);
+    expect(await page.locator('b').filter({ hasText: 'twice' }).count()).toBe(0);
+
+    const stale = await http('POST', `/v1/corrections/${id}/send`, { hash: oldHash }, operator);
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toMatchObject({ code: 'APPROVAL_HASH_MISMATCH' });
+
+    const fresh = page.locator(`article[data-correction-id="${id}"]`);
+    await fresh.locator('button.reject').click();
+    await fresh.locator('.outcome .success').waitFor();
+    const after = await http('GET', '/v1/corrections?runId=console-ok&status=dismissed', undefined, operator);
+    expect(after.body.corrections).toEqual([
+      expect.objectContaining({ id, status: 'dismissed', decidedBy: 'alice', hash: newHash }),
+    ]);
     await context.close();
   });
 });

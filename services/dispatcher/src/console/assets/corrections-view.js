@@ -8,7 +8,9 @@ let showClosed = false;
 /**
  * The corrections queue (GET /v1/corrections) in the API's order: internal audiences first, customer-facing
  * last. Each shows its pre-written message and the hash of that message; Send carries the hash shown
- * (POST /v1/corrections/{id}/send), Dismiss sends nothing (POST /v1/corrections/{id}/dismiss).
+ * (POST /v1/corrections/{id}/send), Dismiss sends nothing (POST /v1/corrections/{id}/dismiss). Edit
+ * replaces the message's template variables (POST /v1/corrections/{id}/edit, with the hash shown): a new
+ * proposal with a new hash, shown again before anyone can send it, never a silent change to what was read.
  */
 export async function renderCorrections(el, _arg, ctx) {
   const { corrections } = await api('GET', `/v1/corrections?limit=200${showClosed ? '' : '&status=open'}`);
@@ -75,6 +77,49 @@ function correctionCard(c) {
     h('h3', {}, 'Message'),
     json(c.command),
     c.status === 'open' ? actions(c, status) : null,
+    c.status === 'open' ? editor(c) : null,
+  );
+}
+
+/** Edit the variables of the message: the answer is a new proposal, and the queue is shown again. */
+function editor(c) {
+  const vars = h('textarea', { id: `cvars-${c.id}`, rows: 4, cols: 60, spellcheck: 'false' });
+  vars.value = JSON.stringify(c.command.vars ?? {}, null, 2);
+  const save = h('button', { type: 'button', class: 'edit' }, 'Save as a new proposal');
+  const outcome = h('div', { class: 'outcome', 'aria-live': 'polite' });
+  save.addEventListener('click', () => {
+    let parsed;
+    try {
+      parsed = JSON.parse(vars.value);
+    } catch {
+      outcome.replaceChildren(h('p', { class: 'error', role: 'alert' }, 'vars: not valid JSON'));
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      outcome.replaceChildren(h('p', { class: 'error', role: 'alert' }, 'vars: must be a JSON object'));
+      return;
+    }
+    save.disabled = true;
+    api('POST', `/v1/corrections/${seg(c.id)}/edit`, { hash: c.hash, vars: parsed }).then(
+      (edited) => {
+        // The card is redrawn from the answer: the new message and its new hash, before any send.
+        const card = outcome.closest('article');
+        card.replaceWith(correctionCard(edited));
+      },
+      (err) => {
+        outcome.replaceChildren(refusalBox(err));
+        if (retryable(err)) save.disabled = false;
+      },
+    );
+  });
+  return h(
+    'details',
+    { class: 'edit-correction' },
+    h('summary', {}, 'Edit the message'),
+    h('label', { for: vars.id }, 'Template variables (JSON)'),
+    vars,
+    h('div', { class: 'buttons' }, save),
+    outcome,
   );
 }
 

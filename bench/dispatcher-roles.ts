@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { REPO_ROOT, type BenchConfig } from './bench-config.js';
 import { startTsx, waitUntil, type TsxChild } from './child-process.js';
-import { freePort } from './free-port.js';
+import { freePort } from '@agent-saga/core';
 
 const BIN = resolve(REPO_ROOT, 'services/dispatcher/src/bin');
 /** The tool module every role loads. */

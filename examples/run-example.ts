@@ -12,12 +12,11 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { createSagaClient, SagaApiError, ToolOutcomeUnknown } from '@agent-saga/client';
-import { createApiToken, createDb, migrateToLatest } from '@agent-saga/core';
+import { createApiToken, createDb, freePort, migrateToLatest } from '@agent-saga/core';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 if (existsSync(resolve(root, '.env'))) process.loadEnvFile(resolve(root, '.env'));
@@ -31,17 +30,6 @@ if (!databaseUrl || !redisUrl) {
 const schema = 'saga_example';
 const say = (line = '') => console.log(line);
 const step = (n: number, text: string) => say(`\n\x1b[1m${n}. ${text}\x1b[0m`);
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => res(port));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const db = createDb({ url: databaseUrl!, schema });

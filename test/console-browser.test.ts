@@ -16,7 +16,7 @@ import { correctionHash, createApiToken, stepKey } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
 import { killAll, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
-import { freePort } from './fixtures/free-port.js';
+import { freePort } from '@agent-saga/core';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { CrashPoint, StepStatus } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { bullmqConnection, createExecuteQueue } from '@agent-saga/dispatcher';
+import { bullmqConnection } from '@agent-saga/core';
+import { createExecuteQueue } from '@agent-saga/dispatcher';
 import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
 import {
   createIntent,

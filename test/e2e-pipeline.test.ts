@@ -18,7 +18,7 @@ import {
   waitFor,
   type RoleProcess,
 } from './fixtures/dispatcher-processes.js';
-import { freePort } from './fixtures/free-port.js';
+import { freePort } from '@agent-saga/core';
 
 let env: TestEnv;
 let fx: Kysely<unknown>;

@@ -19,7 +19,7 @@ import { createApiToken, CrashPoint, stepKey } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { startSandbox, type RunningSandbox } from '@agent-saga/sandbox';
 import { killAll, readStep, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
-import { freePort } from './fixtures/free-port.js';
+import { freePort } from '@agent-saga/core';
 import { sandboxConnectorEnv } from './fixtures/sandbox-env.js';
 
 /** The vendors' search lag, kept short so the story runs in seconds; the connectors are told the same. */

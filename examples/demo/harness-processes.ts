@@ -5,7 +5,7 @@
  * shortened value says why.
  */
 import type { DemoConfig } from './demo-config.js';
-import { freePort } from './free-port.js';
+import { freePort } from '@agent-saga/core';
 import type { ProcessSupervisor, SupervisedProcess } from './process-supervisor.js';
 import { DEMO_SEARCH_LAG_MS, SANDBOX_CREDENTIALS, type SandboxUrls } from './sandbox-admin.js';
 import { waitFor } from './wait-for.js';

@@ -4,7 +4,7 @@
  * ledger is parsed, never cast; only the fields the demo reads are named, the rest is kept.
  */
 import { z } from 'zod';
-import { freePort } from './free-port.js';
+import { freePort } from '@agent-saga/core';
 import type { ProcessSupervisor, SupervisedProcess } from './process-supervisor.js';
 import { waitFor } from './wait-for.js';
 

@@ -17,18 +17,13 @@ import {
   defineTool,
   openCase,
   ref,
+  bullmqConnection,
   StepStatus,
   transitionStep,
   type AnyTool,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import {
-  buildApi,
-  bullmqConnection,
-  createExecuteQueue,
-  loadDispatcherConfig,
-  type ApiApp,
-} from '@agent-saga/dispatcher';
+import { buildApi, createExecuteQueue, loadDispatcherConfig, type ApiApp } from '@agent-saga/dispatcher';
 
 /** How long the fixture's payment hold lasts: a card authorisation, about seven days. */
 export const HOLD_WINDOW_MS = 7 * 24 * 3600_000;

@@ -214,3 +214,5 @@ export { ATTEMPTS_PER_EFFECT_BUCKETS } from './metrics/metric-buckets.js';
 export { duplicateEffectCounter, attemptsPerEffectHistogram } from './metrics/effect-metrics.js';
 export { lockLivePivot } from './approvals/lock-pivot.js';
 export { lockReviewItem, type ReviewTable } from './saga-log/lock-review-item.js';
+export { freePort } from './process/free-port.js';
+export { bullmqConnection } from './process/bullmq-connection.js';

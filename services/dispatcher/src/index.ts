@@ -23,7 +23,6 @@ export {
   publishExecute,
   type ExecuteJob,
 } from './queue/execute-queue.js';
-export { bullmqConnection } from './queue/bullmq-connection.js';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayDeps } from './relay/outbox-relay.js';
 export {
   publishOutboxBatch,

@@ -2,7 +2,7 @@ import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepKey } from '@agent-saga/core';
 import { effectsFor } from '../../../test/fixtures/effect-tools.js';
-import { bullmqConnection } from '../src/queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 import { EXECUTE_QUEUE, executeJobSchema } from '../src/queue/execute-queue.js';
 import { call, countRows, executeStep, newRun, startApiHarness, type ApiHarness } from './api-harness.js';
 

@@ -21,7 +21,7 @@ import type { Queue } from 'bullmq';
 import { buildApi, type ApiApp } from '../src/api/build-api.js';
 import type { SettleWaiter } from '../src/api/settle-waiter.js';
 import { loadDispatcherConfig, type DispatcherConfig } from '../src/config.js';
-import { bullmqConnection } from '../src/queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 import { createExecuteQueue, type ExecuteJob } from '../src/queue/execute-queue.js';
 import fixtureTools, { installFixtureTables } from '../../../test/fixtures/effect-tools.js';
 

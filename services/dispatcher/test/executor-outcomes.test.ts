@@ -16,7 +16,7 @@ import {
   waitForStatus,
   type RoleProcess,
 } from '../../../test/fixtures/dispatcher-processes.js';
-import { bullmqConnection } from '../src/queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 import { createExecuteQueue, publishExecute } from '../src/queue/execute-queue.js';
 
 let env: TestEnv;

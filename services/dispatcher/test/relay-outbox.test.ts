@@ -13,7 +13,7 @@ import {
   waitFor,
   type RoleProcess,
 } from '../../../test/fixtures/dispatcher-processes.js';
-import { bullmqConnection } from '../src/queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 import { createExecuteQueue, type ExecuteJob } from '../src/queue/execute-queue.js';
 
 let env: TestEnv;

@@ -10,7 +10,6 @@ export {
   upsertReconcileSchedulers,
   type ReconcileJob,
 } from './queue/reconcile-queue.js';
-export { bullmqConnection } from './queue/bullmq-connection.js';
 export {
   createReconcilerWorker,
   reconcileLeaseMs,

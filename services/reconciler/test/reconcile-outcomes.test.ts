@@ -23,7 +23,7 @@ import {
   waitForStatus,
   type RoleProcess,
 } from '../../../test/fixtures/dispatcher-processes.js';
-import { freePort } from '../../../test/fixtures/free-port.js';
+import { freePort } from '@agent-saga/core';
 import {
   lapsedIntent,
   mustRead,

@@ -11,7 +11,7 @@ import { StepEventKind, StepStatus } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { installFixtureTables } from '../../../test/fixtures/effect-tools.js';
 import { waitFor } from '../../../test/fixtures/dispatcher-processes.js';
-import { freePort } from '../../../test/fixtures/free-port.js';
+import { freePort } from '@agent-saga/core';
 import {
   scrape,
   startReconciler,

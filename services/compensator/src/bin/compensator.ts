@@ -5,6 +5,7 @@
  * record; after COMPENSATOR_DRAIN_MS (or a second signal) they are aborted and record unknown.
  */
 import {
+  bullmqConnection,
   createCrashPoints,
   openSagaDb,
   createLogger,
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-compensator' });
     const { db, dbOptions } = await openSagaDb(config, 'compensator', config.DB_POOL_SIZE);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
-    const connection = { url: config.REDIS_URL, maxRetriesPerRequest: null };
+    const connection = bullmqConnection(config.REDIS_URL);
     const queue = createUnwindQueue(connection, config.SAGA_QUEUE_PREFIX);
     const metrics = createCompensatorMetrics(db, {
       sagaLogGauges: config.SAGA_LOG_GAUGES,

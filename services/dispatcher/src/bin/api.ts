@@ -8,7 +8,7 @@ import { createLogger, loadToolRegistry, openSagaDb, type Logger } from '@agent-
 import { buildApi } from '../api/build-api.js';
 import { loadDispatcherConfig } from '../config.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
-import { bullmqConnection } from '../queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 
 async function main(): Promise<void> {

@@ -10,7 +10,7 @@ import { createExecutorWorker } from '../executor/executor-worker.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
 import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
-import { bullmqConnection } from '../queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 
 async function main(): Promise<void> {
   let logger: Logger | undefined;

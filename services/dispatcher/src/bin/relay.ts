@@ -7,7 +7,7 @@ import { loadDispatcherConfig } from '../config.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
 import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
-import { bullmqConnection } from '../queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 import { createOutboxRelay } from '../relay/outbox-relay.js';
 

@@ -15,7 +15,7 @@ import {
 } from '@agent-saga/core';
 import { loadReconcilerConfig } from '../config.js';
 import { createReconcilerMetrics } from '../metrics/reconciler-metrics.js';
-import { bullmqConnection } from '../queue/bullmq-connection.js';
+import { bullmqConnection } from '@agent-saga/core';
 import { createReconcileQueue, upsertReconcileSchedulers } from '../queue/reconcile-queue.js';
 import { createReconcilerWorker } from '../worker/reconciler-worker.js';
 

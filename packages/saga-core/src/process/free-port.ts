@@ -1,6 +1,9 @@
 import { createServer } from 'node:net';
 
-/** A TCP port on 127.0.0.1 that was free a moment ago, for a child process that must be told its port. */
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it), for a child process that must be
+ * told its port before it listens: the tests, the demo, the example and the benchmark start roles so.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();

@@ -49,7 +49,10 @@ export async function planCompensations(trx: SagaTrx, steps: readonly StepRow[])
   const inserted = await trx
     .insertInto('compensations')
     .values(planned)
-    .onConflict((oc) => oc.columns(['run_id', 'step_idx']).doNothing())
+    // No conflict target: a racing planner's row collides on the primary key (run, step) or, first, on the
+    // compensation's UNIQUE key (derived from the same run and step); both mean "planned already". A target
+    // of (run_id, step_idx) alone lets the key's unique violation through as an error.
+    .onConflict((oc) => oc.doNothing())
     .returning(['run_id', 'step_idx', 'status', 'reason', 'tool', 'idempotency_key'])
     .execute();
   for (const r of inserted) {

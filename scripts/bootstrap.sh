@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Local set-up on a machine with Postgres and Redis installed (the node-svc kind): starts them when they
+# Local set-up on a machine with Postgres and Redis installed (the node-svc kind): installs the pinned pnpm
+# globally when it is missing, starts Postgres and Redis when they
 # are down, installs Debian's chromium for the console's browser test when it is missing (root and apt
 # only; otherwise that one test is skipped, saying so), writes .env with their URLs when it does not
 # exist, and migrates the saga schema.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The README's set-up runs through `npx pnpm@…`; put the same pinned pnpm on PATH for every later command
+# (`pnpm demo`, `pnpm test`). The version is the one package.json's packageManager names.
+pnpm_version=$(node -p 'require("./package.json").packageManager.split("@")[1]')
+if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$pnpm_version" ]; then
+  echo "installing pnpm@$pnpm_version globally"
+  npm install -g "pnpm@$pnpm_version" >/dev/null
+fi
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
   echo "starting PostgreSQL"

@@ -1,6 +1,7 @@
 /**
- * The relay SIGKILLed at `after-publish-before-mark`: the job is in BullMQ, the outbox row is not marked.
- * A restarted relay publishes the row again (a no-op thanks to jobId = key) and marks it; the tool runs once.
+ * The relay SIGKILLed at `after-publish-before-mark`: the job is in BullMQ, the outbox row is claimed (its
+ * `relay_after` moved past the claim lease) but not marked. Once the lease ends, a restarted relay claims
+ * the row again, publishes it again (a no-op thanks to jobId = key) and marks it; the tool runs once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
@@ -36,7 +37,11 @@ describe('relay crash after publish, before mark', () => {
   it('republishes after a restart, and the tool runs once', async () => {
     const queue = createExecuteQueue(bullmqConnection(env.redisUrl), env.queuePrefix);
     try {
-      const crashing = startRole(env, 'relay', { SAGA_CRASH_POINTS: CrashPoint.AFTER_PUBLISH_BEFORE_MARK });
+      // A short claim lease, so the restarted relay may claim the row again soon after the crash.
+      const crashing = startRole(env, 'relay', {
+        SAGA_CRASH_POINTS: CrashPoint.AFTER_PUBLISH_BEFORE_MARK,
+        RELAY_CLAIM_LEASE_MS: '1000',
+      });
       procs.push(crashing);
       const row = await createIntent(env, {
         runId: 'run-relay-crash',
@@ -57,7 +62,7 @@ describe('relay crash after publish, before mark', () => {
         .execute();
       expect(before.map((o) => o.published_at)).toEqual([null]);
 
-      // A restarted relay publishes the row again (no-op) and marks it.
+      // A restarted relay, once the dead relay's claim has lapsed, publishes the row again (no-op) and marks it.
       procs.push(startRole(env, 'relay'));
       await waitFor('outbox row marked', async () => {
         const o = await env.db

@@ -6,6 +6,7 @@
  * itself. Rejected: the hold is released, the drafts are deleted, nothing reaches the customer, COMPENSATED.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSagaClient, RunNotRunningError } from '@agent-saga/client';
 import { createApiToken } from '@agent-saga/core';
 import { callUntilSettled } from './fixtures/support-flow.js';
 import { startSupportHarness, type SupportHarness } from './fixtures/support-harness.js';
@@ -184,6 +185,72 @@ describe('the pivot, end to end', () => {
     );
     expect(run.statusReason).toContain('expired');
     expect(ledgerOf(staged.paymentIntent, staged.ticketKey).intent?.status).toBe('canceled');
+  });
+
+  it('a held irreversible send unwound before anyone decided: withdrawn, a late approval refused, never sent', async () => {
+    const created = await api('POST', '/v1/runs', { runId: 'held-unwound' }, h.token);
+    expect(created.status).toBe(201);
+    const vars = { orderId: '1184', amount: 4900, currency: 'eur' };
+    const held = await api(
+      'POST',
+      '/v1/runs/held-unwound/calls',
+      { tool: 'send_email', args: { ...EMAIL, vars } },
+      h.token,
+    );
+    expect(held.status).toBe(202);
+    expect(held.body.status).toBe('AWAITING_APPROVAL');
+    // Pending and decidable before the unwind: in the inbox with its hash; a decision reaches the hash check.
+    const inbox = await api('GET', '/v1/approvals?status=pending&runId=held-unwound', undefined, operator);
+    const [approval] = inbox.body.approvals as { id: string; hash: string }[];
+    expect(approval).toMatchObject({
+      kind: 'step',
+      status: 'pending',
+      steps: [{ stepIdx: 0, tool: 'send_email', status: 'AWAITING_APPROVAL' }],
+    });
+    const stale = await api(
+      'POST',
+      `/v1/approvals/${approval!.id}/decision`,
+      { decision: 'approve', hash: '0'.repeat(64) },
+      operator,
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toMatchObject({ code: 'APPROVAL_HASH_MISMATCH' });
+    const emailsToCustomer = () =>
+      h.sandbox.admin.ledger().email.emails.filter((e) => JSON.stringify(e).includes(EMAIL.to)).length;
+    const emailsBefore = emailsToCustomer();
+
+    const unwound = await api('POST', '/v1/runs/held-unwound/unwind', { reason: 'wrong customer' }, h.token);
+    expect(unwound.status).toBe(202);
+    const run = await h.terminal('held-unwound', 45_000);
+    expect(run.status).toBe('COMPENSATED');
+    expect(run.steps.map((s) => [s.tool, s.status])).toEqual([['send_email', 'REJECTED']]);
+    const closed = await api('GET', `/v1/approvals/${approval!.id}`, undefined, operator);
+    expect(closed.body).toMatchObject({ status: 'superseded' });
+    expect(closed.body.comment).toContain('wrong customer');
+    expect(
+      (await api('GET', '/v1/approvals?status=pending&runId=held-unwound', undefined, operator)).body,
+    ).toEqual({
+      approvals: [],
+    });
+
+    // The operator approves late, with the right hash, through the typed client: refused, nothing sent.
+    const late = await createSagaClient({ baseUrl: h.baseUrl, token: operator })
+      .decideApproval(approval!.id, { decision: 'approve', hash: approval!.hash })
+      .catch((err: unknown) => err);
+    expect(late).toBeInstanceOf(RunNotRunningError);
+    expect(late).toMatchObject({ status: 409, code: 'RUN_NOT_RUNNING', runStatus: 'COMPENSATED' });
+    const after = await h.saga.getRun('held-unwound');
+    expect(after.status).toBe('COMPENSATED');
+    expect(after.steps.map((s) => s.status)).toEqual(['REJECTED']);
+    const outbox = await h.env.db
+      .selectFrom('outbox')
+      .select('id')
+      .where('run_id', '=', 'held-unwound')
+      .execute();
+    expect(outbox).toEqual([]);
+    const emails = h.sandbox.admin.ledger().email.emails;
+    expect(emails.filter((e) => e.idempotencyKey === run.steps[0]!.idempotencyKey)).toEqual([]);
+    expect(emailsToCustomer()).toBe(emailsBefore);
   });
 
   it('a held irreversible step, approved on its own; its correction is sent by a person, once', async () => {

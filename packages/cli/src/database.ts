@@ -25,6 +25,9 @@ export async function withDatabase<T>(
     schema: config.SAGA_DB_SCHEMA,
     poolSize: 2,
     applicationName: 'agent-saga-cli',
+    // No statement bound: a person runs these commands and can interrupt them, and `migrate` may build an
+    // index on a large log for longer than any bound a role's statements get.
+    statementTimeoutMs: 0,
   });
   try {
     return await work(db, config.SAGA_DB_SCHEMA);

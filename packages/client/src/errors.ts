@@ -13,7 +13,8 @@ import type { UnseenOutcome } from './call-outcome.js';
  * - {@link ConflictError} (409): the log refuses the call as it stands (`code` says why). Subclasses for
  *   the refusals a person meets: {@link ApprovalHashMismatchError} (the proposal changed since it was
  *   read), {@link ApprovalDecidedError} (decisions are single use), {@link CaseActionRefusedError},
- *   {@link PivotRequiredError}.
+ *   {@link PivotRequiredError}, {@link RunNotRunningError} (the run takes no calls, or no longer waits for
+ *   the approval being decided).
  * - {@link ApprovalExpiredError} (410): the deadline passed; the run needs a new proposal.
  * - {@link ToolOutcomeUnknown}: the tool may or may not have acted. Retry the same step, never a new one.
  * - {@link ServiceUnavailableError}: no usable answer (network, 5xx). A call may have been recorded: retry
@@ -36,6 +37,10 @@ export const ApiErrorCode = {
   STEP_CONFLICT: 'STEP_CONFLICT',
   STEP_UNRESOLVED: 'STEP_UNRESOLVED',
   IDEMPOTENCY_MISMATCH: 'IDEMPOTENCY_MISMATCH',
+  /**
+   * 409: the run is not in a status that takes this: a side-effecting call (a run compensating, awaiting
+   * approval or terminal), or a decision on an approval its run no longer waits for (an unwound run).
+   */
   RUN_NOT_RUNNING: 'RUN_NOT_RUNNING',
   /** `createRun` with a run id another tenant already uses. */
   RUN_ID_TAKEN: 'RUN_ID_TAKEN',
@@ -55,8 +60,12 @@ export const ApiErrorCode = {
   CASE_ACTION_REFUSED: 'CASE_ACTION_REFUSED',
   /** 422: the vendor refused the correction; nothing was sent and it stays open. */
   CORRECTION_REFUSED: 'CORRECTION_REFUSED',
-  /** 502: nobody knows whether the correction went out; send it again (same key, same message). */
+  /** 502: nobody knows whether the correction went out; the email lookup by its key settles it. */
   CORRECTION_OUTCOME_UNKNOWN: 'CORRECTION_OUTCOME_UNKNOWN',
+  /** 409: a send of the correction has started and is not settled: no edit, dismissal or second send yet. */
+  CORRECTION_SENDING: 'CORRECTION_SENDING',
+  /** 409: the correction moved between the dispatcher's read and its write (a sweep settled it). */
+  INVALID_CORRECTION_TRANSITION: 'INVALID_CORRECTION_TRANSITION',
   /** 500: the dispatcher failed; the request may be retried. */
   INTERNAL: 'INTERNAL',
 } as const;
@@ -147,8 +156,33 @@ export class ApprovalDecidedError extends ConflictError {
   }
 }
 
+/**
+ * 409 RUN_NOT_RUNNING: the run is not in a status that takes this. On a call: it accepts no new
+ * side-effecting calls (compensating, awaiting approval, terminal). On a decision: the approval's run no
+ * longer waits for it (it was unwound, or ended): nothing was decided and nothing will be sent.
+ * `runStatus` is the run's status, when the dispatcher said.
+ */
+export class RunNotRunningError extends ConflictError {
+  get runStatus(): string | undefined {
+    const s = this.details.runStatus;
+    return typeof s === 'string' ? s : undefined;
+  }
+}
+
 /** 409 CASE_ACTION_REFUSED: the case is resolved already, or the action does not fit it. */
 export class CaseActionRefusedError extends ConflictError {}
+
+/**
+ * 409 CORRECTION_SENDING: a send of this correction has started (`sending`) or may have gone out
+ * (`unknown`). Nothing changed. It is settled by the email lookup by its key (by the reconciler, or by the
+ * next send); read it again later. `believableAt`: from when a "not found" will be believed, when said.
+ */
+export class CorrectionSendingError extends ConflictError {
+  get believableAt(): string | undefined {
+    const b = this.details.believableAt;
+    return typeof b === 'string' ? b : undefined;
+  }
+}
 
 /** 409 PIVOT_REQUIRED: the run's policy wants this irreversible call proposed in a pivot (`details.tool`). */
 export class PivotRequiredError extends ConflictError {}
@@ -163,8 +197,9 @@ export class CorrectionRefusedError extends InvalidRequestError {}
 export class ServiceUnavailableError extends SagaApiError {}
 
 /**
- * 502 CORRECTION_OUTCOME_UNKNOWN: the correction may or may not have gone out. It stays open with its key:
- * send it again, which reaches the vendor as the same message, never a second one.
+ * 502 CORRECTION_OUTCOME_UNKNOWN: the correction may or may not have gone out. It is `unknown` until the
+ * email lookup by its key settles it (the reconciler's sweep does). Sending it again settles it first:
+ * found, nothing is sent; proven absent, the same message goes out under the same key, never a second one.
  */
 export class CorrectionOutcomeUnknownError extends ServiceUnavailableError {}
 
@@ -194,8 +229,10 @@ const CLASS_BY_CODE: Readonly<Record<string, { readonly status: number; readonly
   [ApiErrorCode.FORBIDDEN]: { status: 403, cls: ForbiddenError },
   [ApiErrorCode.APPROVAL_HASH_MISMATCH]: { status: 409, cls: ApprovalHashMismatchError },
   [ApiErrorCode.APPROVAL_DECIDED]: { status: 409, cls: ApprovalDecidedError },
+  [ApiErrorCode.RUN_NOT_RUNNING]: { status: 409, cls: RunNotRunningError },
   [ApiErrorCode.CASE_ACTION_REFUSED]: { status: 409, cls: CaseActionRefusedError },
   [ApiErrorCode.PIVOT_REQUIRED]: { status: 409, cls: PivotRequiredError },
+  [ApiErrorCode.CORRECTION_SENDING]: { status: 409, cls: CorrectionSendingError },
   [ApiErrorCode.APPROVAL_EXPIRED]: { status: 410, cls: ApprovalExpiredError },
   [ApiErrorCode.CORRECTION_REFUSED]: { status: 422, cls: CorrectionRefusedError },
   [ApiErrorCode.CORRECTION_OUTCOME_UNKNOWN]: { status: 502, cls: CorrectionOutcomeUnknownError },

@@ -30,7 +30,8 @@ export interface ReviewMethods {
   /**
    * Approves or rejects a pending approval. `hash` must be the hash of the proposal as the operator read
    * it. Refusals: `ApprovalHashMismatchError` (the proposal changed), `ApprovalDecidedError` (decided,
-   * superseded), `ApprovalExpiredError` (past the deadline), `ForbiddenError` (not an operator token).
+   * superseded), `ApprovalExpiredError` (past the deadline), `RunNotRunningError` (the run no longer
+   * waits for it: unwound or ended; nothing decided), `ForbiddenError` (not an operator token).
    */
   decideApproval(approvalId: string, input: DecisionInput): Promise<ApprovalView>;
   /** The tenant's manual-intervention cases, oldest first, with their evidence. */

@@ -56,6 +56,16 @@ export const CaseAction = {
 } as const;
 export type CaseAction = (typeof CaseAction)[keyof typeof CaseAction];
 
-/** A queued correction: sent by a person (with its own key) or dismissed. */
-export const CorrectionStatus = { OPEN: 'open', SENT: 'sent', DISMISSED: 'dismissed' } as const;
+/**
+ * A queued correction: sent by a person (with its own key) or dismissed. `sending`: a send holds a lease and
+ * may be under way; `unknown`: it may have gone out, until the email lookup by its key settles it. Neither
+ * can be edited or dismissed.
+ */
+export const CorrectionStatus = {
+  OPEN: 'open',
+  SENDING: 'sending',
+  UNKNOWN: 'unknown',
+  SENT: 'sent',
+  DISMISSED: 'dismissed',
+} as const;
 export type CorrectionStatus = (typeof CorrectionStatus)[keyof typeof CorrectionStatus];

@@ -54,6 +54,8 @@ describe('the client wire constants agree with @agent-saga/core', () => {
       new ApprovalDecidedError('a', 'approved').code,
       new ApprovalExpiredError('a', new Date()).code,
       new CaseActionError('c', 'm').code,
+      new core.CorrectionSendingError('c', 'sending').code,
+      new core.InvalidCorrectionTransitionError('c', 'sent', 'open').code,
     ];
     for (const code of coreCodes) expect(codes).toContain(code);
   });

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { SCHEMA_NAME } from './db/connect.js';
+import { DEFAULT_PG_TIMEOUTS, SCHEMA_NAME } from './db/connect.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './process/bullmq-connection.js';
+
+/** A positive integer read from an env var string. */
+export const envInt = (def: number) => z.coerce.number().int().positive().default(def);
 
 /**
  * Settings every agent-saga process shares. Services extend this with their own (`.extend({...})`) and
@@ -14,6 +18,23 @@ export const baseConfigSchema = z.object({
   /** BullMQ key prefix: deployments (and test files) sharing one Redis stay apart. */
   SAGA_QUEUE_PREFIX: z.string().min(1).default('saga'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Bound on connecting to Postgres, in ms (see `DEFAULT_PG_TIMEOUTS` for the why of each default). */
+  PG_CONNECT_TIMEOUT_MS: envInt(DEFAULT_PG_TIMEOUTS.connectTimeoutMs),
+  /** Postgres `statement_timeout` of every pooled connection, in ms; 0 switches it off. */
+  PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_PG_TIMEOUTS.statementTimeoutMs),
+  /** Postgres `idle_in_transaction_session_timeout`, in ms; 0 switches it off. */
+  PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(DEFAULT_PG_TIMEOUTS.idleInTransactionTimeoutMs),
+  /**
+   * Prefix of every Postgres `application_name` the process sets (`<prefix>-<role>`), so an operator (or a
+   * test) can tell one deployment's sessions apart in `pg_stat_activity`.
+   */
+  PG_APPLICATION_NAME: z.string().min(1).max(40).default('agent-saga'),
+  /** Bound on one Redis command of a producer (a queue add, a readiness check), in ms. */
+  REDIS_COMMAND_TIMEOUT_MS: envInt(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   /** Switches on named crash points (`crashPoint`). Only tests set it. */
   SAGA_CRASH_POINTS: z.string().default(''),
 });
@@ -31,6 +52,3 @@ export function parseConfig<S extends z.ZodType<Record<string, unknown>>>(
   }
   return Object.freeze(parsed.data);
 }
-
-/** A positive integer read from an env var string. */
-export const envInt = (def: number) => z.coerce.number().int().positive().default(def);

@@ -12,6 +12,11 @@ export const CrashPoint = {
   AFTER_PUBLISH_BEFORE_MARK: 'after-publish-before-mark',
   /** Compensator: the compensation tool returned (the effect is undone) and the outcome is not yet recorded. */
   COMPENSATION_AFTER_TOOL_BEFORE_RECORD: 'compensation-after-tool-before-record',
+  /**
+   * API: the correction's email went out (the vendor answered) and the correction is still `sending`: the
+   * reconciler's sweep must settle it by the lookup by key, never send it again.
+   */
+  AFTER_CORRECTION_SEND_BEFORE_RECORD: 'after-correction-send-before-record',
 } as const;
 export type CrashPoint = (typeof CrashPoint)[keyof typeof CrashPoint];
 

@@ -112,13 +112,18 @@ export class IdempotencyMismatchError extends SagaError {
   }
 }
 
+/**
+ * The run is not in a status that takes this: a side-effecting call (by default), or a decision on an
+ * approval the run no longer waits for (`refused` names what, e.g. an approval of an unwound run).
+ */
 export class RunNotRunningError extends SagaError {
   readonly code = 'RUN_NOT_RUNNING';
   constructor(
     readonly runId: string,
     readonly status: string,
+    refused = 'accepts no new side-effecting calls',
   ) {
-    super(`run ${runId} is ${status} and accepts no new side-effecting calls`);
+    super(`run ${runId} is ${status} and ${refused}`);
   }
 }
 
@@ -145,6 +150,20 @@ export class SchemaVersionMismatchError extends SagaError {
 /** Configuration from the environment is missing or malformed. */
 export class ConfigError extends SagaError {
   readonly code = 'CONFIG';
+}
+
+/**
+ * A dependency (Postgres, Redis) did not answer within the bound the caller set (`withinMs`). Nothing is
+ * known of the operation: the caller falls back (the outbox keeps the row, a sweep runs again).
+ */
+export class WaitTimeoutError extends SagaError {
+  readonly code = 'WAIT_TIMEOUT';
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${what}: no answer within ${timeoutMs} ms`);
+  }
 }
 
 /** A compare-and-set on a run found it in a status that may not move to the target. */
@@ -236,5 +255,36 @@ export class CaseActionError extends SagaError {
     message: string,
   ) {
     super(`case ${caseId}: ${message}`);
+  }
+}
+
+/**
+ * A send of this correction has started and is not settled (`sending`: under way, or `unknown`: it may have
+ * gone out): it cannot be edited, dismissed or sent again until the lookup by its key settles it.
+ * `believableAt`: when a "not found" will be believed (the lookup lag since the send), when known.
+ */
+export class CorrectionSendingError extends SagaError {
+  readonly code = 'CORRECTION_SENDING';
+  constructor(
+    readonly correctionId: string,
+    readonly status: string,
+    readonly believableAt: Date | null = null,
+  ) {
+    super(
+      `correction ${correctionId} is ${status}: a send has started and is settled only by the email ` +
+        `lookup by its key${believableAt ? ` (a "not found" is believed from ${believableAt.toISOString()})` : ''}; read it again later`,
+    );
+  }
+}
+
+/** A compare-and-set on a correction found it in another state than the move allows (it moved meanwhile). */
+export class InvalidCorrectionTransitionError extends SagaError {
+  readonly code = 'INVALID_CORRECTION_TRANSITION';
+  constructor(
+    readonly correctionId: string,
+    readonly from: string | null,
+    readonly to: string,
+  ) {
+    super(`correction ${correctionId}: ${from ?? '(missing)'} → ${to} is not a legal transition now`);
   }
 }

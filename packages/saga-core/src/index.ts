@@ -47,6 +47,9 @@ export {
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
 export { parseArgs, readPath, redactArgs } from './tools/parse-args.js';
 export { loadToolRegistry } from './tools/load-tools.js';
+// --- calling a tool: the one deadline-and-abort rule and the one tool call (issue 9, item 5) ---
+export { callTool, type ToolCallResult } from './tools/call-tool.js';
+export { runUnderDeadline, type Deadline, type DeadlineResult } from './tools/run-under-deadline.js';
 export {
   createDb,
   pgConnectionConfig,
@@ -126,7 +129,17 @@ export {
   type LookupObservation,
   type LookupTarget,
 } from './tools/lookup-by-key.js';
-export { lookupLagPassed, type LookupLag } from './saga-log/lookup-lag.js';
+export { readLookupLag, type LookupLag } from './saga-log/lookup-lag.js';
+// --- exports added by the one lookup rule (issue 9 item 5): every pool settles an unknown outcome with it ---
+export {
+  settleFromLookup,
+  decideLookupVerdict,
+  type LookupVerdict,
+  type LookupSettlement,
+  type SettleFromLookupInput,
+} from './tools/settle-from-lookup.js';
+// The database's clock for every lease and deadline (issue 9 item 5).
+export { dbNowPlus, readDbNow, readDeadline, type DbDeadline } from './db/db-clock.js';
 // --- exports added by the compensator's preconditions (optional `precondition` of a forward tool) ---
 export {
   checkPrecondition,
@@ -215,4 +228,79 @@ export { duplicateEffectCounter, attemptsPerEffectHistogram } from './metrics/ef
 export { lockLivePivot } from './approvals/lock-pivot.js';
 export { lockReviewItem, type ReviewTable } from './saga-log/lock-review-item.js';
 export { freePort } from './process/free-port.js';
-export { bullmqConnection } from './process/bullmq-connection.js';
+export {
+  bullmqConnection,
+  bullmqWorkerConnection,
+  bullmqProducerConnection,
+  DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+} from './process/bullmq-connection.js';
+// --- correction sends that survive a crash (issue 9, item 4; migration 0006) ---
+export {
+  CORRECTION_TRANSITIONS,
+  allowedCorrectionSources,
+  SEND_UNDER_WAY,
+} from './correction-transitions.js';
+export { CorrectionSendingError, InvalidCorrectionTransitionError } from './errors.js';
+export { CORRECTION_TOOL, correctionSendKey, correctionLeaseMs } from './corrections/correction-send-key.js';
+export {
+  transitionCorrection,
+  type CorrectionTransitionInput,
+  type CorrectionPatch,
+} from './corrections/transition-correction.js';
+export {
+  startCorrectionSend,
+  recordCorrectionSend,
+  type StartSendInput,
+  type CorrectionSendOutcome,
+  type RecordSendInput,
+} from './corrections/record-correction-send.js';
+export { reviseCorrection, type ReviseInput } from './corrections/revise-correction.js';
+export {
+  settleCorrectionSend,
+  settleStaleCorrectionSends,
+  type CorrectionSettlement,
+  type SettleCorrectionDeps,
+} from './corrections/settle-correction-send.js';
+// --- surviving Postgres and Redis restarts (issue 9, item 1) ---
+export { DEFAULT_PG_TIMEOUTS, type PgTimeouts } from './db/connect.js';
+export { sagaDbOptions, type SagaDbConfig } from './process/open-saga-db.js';
+export { WaitTimeoutError } from './errors.js';
+export { withinMs } from './process/within-ms.js';
+export { closeWithin, CLOSE_TIMEOUT_MS } from './process/close-within.js';
+export {
+  checkReadiness,
+  probeDependency,
+  postgresProbe,
+  READINESS_CHECK_TIMEOUT_MS,
+  type Readiness,
+  type ReadinessCheck,
+  type ReadinessProbes,
+} from './process/readiness.js';
+// --- no intent stranded, and the re-dispatch budget (issue 9, items 2 and 6) ---
+export {
+  republishUnclaimedIntents,
+  DEFAULT_UNCLAIMED_REPUBLISH_MS,
+  DEFAULT_REPUBLISH_BATCH,
+  REPUBLISH_CAUSE,
+  type RepublishInput,
+  type Republished,
+} from './saga-log/republish-unclaimed-intents.js';
+export {
+  enqueueNextDispatch,
+  type NextDispatch,
+  type NextDispatchInput,
+} from './saga-log/enqueue-next-dispatch.js';
+export { DEFAULT_MAX_REDISPATCHES, redispatchBudgetConfig } from './saga-log/redispatch-budget.js';
+export { type RedispatchSender } from './saga-log/redispatch-step.js';
+// --- nothing irreversible after an unwind; commit steps only within their approval (issue 9, item 3) ---
+export { EXECUTING_RUN_STATUSES } from './statuses.js';
+export { startUnwind, type StartUnwindInput } from './saga-log/request-unwind.js';
+export { withdrawUnclaimedSteps } from './saga-log/withdraw-unclaimed-steps.js';
+export {
+  withdrawPendingApprovals,
+  type WithdrawApprovalsInput,
+} from './approvals/withdraw-pending-approvals.js';
+export { runWaitsForApproval } from './approvals/decide-approval.js';
+export { runNotRunningCause } from './saga-log/claim-step.js';
+export { checkCommitDeadline, type CommitDeadline, type LapsedHold } from './approvals/commit-deadline.js';
+export { approvedVersionRefusal, APPROVED_VERSION_CHANGED } from './approvals/approved-version.js';

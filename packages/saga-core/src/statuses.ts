@@ -70,6 +70,18 @@ export const TERMINAL_RUN_STATUSES = [
   RunStatus.MANUAL_INTERVENTION,
 ] as const satisfies readonly RunStatus[];
 
+/**
+ * Run statuses whose forward steps may still be sent: the one rule the executor's claim, a re-dispatch and
+ * a held step's decision share. A COMPENSATING or terminal run sends nothing more forward: a step of it that
+ * was never claimed is withdrawn (NOT_EXECUTED), an approval of it is refused (RUN_NOT_RUNNING).
+ * AWAITING_APPROVAL is listed because a pivot waits with every earlier step settled: nothing it still holds
+ * is a forward step on its way, and its pivot's own steps are released only by the approval.
+ */
+export const EXECUTING_RUN_STATUSES = [
+  RunStatus.RUNNING,
+  RunStatus.AWAITING_APPROVAL,
+] as const satisfies readonly RunStatus[];
+
 /** Per-step state of its stored compensation (the compensator issue drives these). */
 export const CompensationStatus = {
   PENDING: 'pending',
@@ -150,15 +162,25 @@ export const ApprovalStatus = {
   REJECTED: 'rejected',
   /** Nobody decided before `expires_at` (or a hold it relies on ran out); treated like a rejection. */
   EXPIRED: 'expired',
-  /** A newer pivot of the same run replaced it before anyone decided. */
+  /**
+   * Withdrawn before anyone decided: a newer pivot of the same run replaced it, or the run was unwound
+   * (its comment says which: `withdrawn: run unwound: …`). Its steps become REJECTED, never sent.
+   */
   SUPERSEDED: 'superseded',
 } as const;
 export type ApprovalStatus = (typeof ApprovalStatus)[keyof typeof ApprovalStatus];
 
-/** A correction queued for a person: sent (through the intent log, with its own key) or dismissed. */
+/**
+ * A correction queued for a person: sent (through the intent log, with its own key) or dismissed. The
+ * state machine, with each state's legal exits, is `CORRECTION_TRANSITIONS` (correction-transitions.ts).
+ */
 export const CorrectionStatus = {
-  /** Waiting for a person. */
+  /** Waiting for a person: editable, sendable, dismissable. */
   OPEN: 'open',
+  /** A person asked to send it; its key is fixed and a send holds a lease (`lease_until`): it may be under way. */
+  SENDING: 'sending',
+  /** A send may have reached the vendor (timeout, 5xx, a sender gone): settled only by the lookup by key. */
+  UNKNOWN: 'unknown',
   /** A person sent it; the message reached the vendor (its ref is stored). */
   SENT: 'sent',
   /** A person decided not to send it. */

@@ -10,6 +10,8 @@ import { StepStatus } from './statuses.js';
  *   the re-dispatch of a run still going forward (same key, stored arguments).
  * - UNKNOWN: exits only by evidence: CONFIRMED (lookup found it), NOT_EXECUTED (lookup proved absence),
  *   MANUAL_INTERVENTION (the harness gave up).
+ * - NOT_EXECUTED: exits to INTENDED (re-dispatch), or to MANUAL_INTERVENTION when the re-dispatch budget is
+ *   spent (a poison call proven absent again and again: `redispatch-budget.ts`).
  * - MANUAL_INTERVENTION: a person resolves it to CONFIRMED or NOT_EXECUTED.
  * - CONFIRMED, FAILED, REJECTED: final for the forward direction.
  */
@@ -21,7 +23,7 @@ export const STEP_TRANSITIONS = {
   [StepStatus.UNKNOWN]: [StepStatus.INTENDED],
   [StepStatus.NOT_EXECUTED]: [StepStatus.INTENDED, StepStatus.UNKNOWN, StepStatus.MANUAL_INTERVENTION],
   [StepStatus.REJECTED]: [StepStatus.AWAITING_APPROVAL],
-  [StepStatus.MANUAL_INTERVENTION]: [StepStatus.UNKNOWN, StepStatus.INTENDED],
+  [StepStatus.MANUAL_INTERVENTION]: [StepStatus.UNKNOWN, StepStatus.INTENDED, StepStatus.NOT_EXECUTED],
 } as const satisfies Record<StepStatus, readonly StepStatus[]>;
 
 export function allowedSources(to: StepStatus): readonly StepStatus[] {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import {
   claimStep,
+  claimStepBatch,
   ClientError,
   classifyToolError,
   createRun,
@@ -9,6 +10,7 @@ import {
   payloadHash,
   recordIntent,
   recordOutcome,
+  runNotRunningCause,
   StepStatus,
   stepKey,
 } from '@agent-saga/core';
@@ -66,6 +68,69 @@ describe('claimStep', () => {
     expect(outbox[0]?.published_at).not.toBeNull();
     const second = await claim(row.idempotency_key, 'w2');
     expect(second).toMatchObject({ kind: 'held', leaseOwner: 'w1' });
+  });
+
+  it('withdraws, never claims, a step whose run is COMPENSATING or terminal, in both claim paths', async () => {
+    const going = await intent('c-run-live');
+    for (const [runId, status] of [
+      ['c-run-unwound', 'COMPENSATING'],
+      ['c-run-done', 'COMPENSATED'],
+    ] as const) {
+      const row = await intent(runId);
+      await sql`UPDATE runs SET status = ${status} WHERE run_id = ${runId}`.execute(env.db);
+      // The grouped one-statement claim (the executor's hot path) does not claim it (a RUNNING run's step, below, it does).
+      const grouped = await claimStepBatch(
+        env.db,
+        [{ key: row.idempotency_key, jobId: row.idempotency_key }],
+        {
+          worker: 'w1',
+          leaseMsByTool: new Map(),
+          defaultLeaseMs: 10_000,
+        },
+      );
+      expect(grouped).toEqual([]);
+      const c = await claim(row.idempotency_key, 'w1');
+      expect(c).toMatchObject({
+        kind: 'run-not-running',
+        runStatus: status,
+        row: { status: 'NOT_EXECUTED' },
+      });
+      const step = await env.db
+        .selectFrom('saga_log')
+        .selectAll()
+        .where('idempotency_key', '=', row.idempotency_key)
+        .executeTakeFirstOrThrow();
+      expect(step).toMatchObject({ status: 'NOT_EXECUTED', attempts: 0, lease_owner: null });
+      const events = await env.db
+        .selectFrom('step_events')
+        .select(['kind', 'from_status', 'to_status', 'cause'])
+        .where('run_id', '=', runId)
+        .where('step_idx', '=', 0)
+        .orderBy('id')
+        .execute();
+      expect(events.map((e) => e.kind)).not.toContain('attempt');
+      expect(events.at(-1)).toMatchObject({
+        kind: 'transition',
+        from_status: 'INTENDED',
+        to_status: 'NOT_EXECUTED',
+        cause: runNotRunningCause(status),
+      });
+      // A second delivery finds it settled as never sent.
+      expect(await claim(row.idempotency_key, 'w2')).toEqual({
+        kind: 'not-intended',
+        status: 'NOT_EXECUTED',
+      });
+    }
+    const live = await claimStepBatch(
+      env.db,
+      [{ key: going.idempotency_key, jobId: going.idempotency_key }],
+      {
+        worker: 'w1',
+        leaseMsByTool: new Map(),
+        defaultLeaseMs: 10_000,
+      },
+    );
+    expect(live.map((r) => r.idempotency_key)).toEqual([going.idempotency_key]);
   });
 
   it('moves an INTENDED step with an expired lease to UNKNOWN instead of claiming it', async () => {

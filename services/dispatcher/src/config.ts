@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { baseConfigSchema, envInt, parseConfig, sagaLogGaugesConfig } from '@agent-saga/core';
+import {
+  baseConfigSchema,
+  envInt,
+  parseConfig,
+  redispatchBudgetConfig,
+  sagaLogGaugesConfig,
+} from '@agent-saga/core';
 
 /**
  * Configuration of every dispatcher role (api, relay, executor), parsed once at start. Each role reads only
@@ -31,6 +37,19 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
     .default('true')
     .transform((v) => v === 'true'),
   RELAY_GRACE_MS: z.coerce.number().int().min(0).default(2_000),
+  /**
+   * How long the API's fast-path publish may take before the call stops waiting for it and leaves the
+   * outbox row to the relay (which sweeps it after RELAY_GRACE_MS). Why 500 ms: a queue add takes about a
+   * millisecond; while Redis is down, a call must still answer within its `waitMs` plus about this.
+   */
+  FAST_PATH_PUBLISH_TIMEOUT_MS: envInt(500),
+  /**
+   * How long a relay holds the outbox rows it claimed before another relay may claim them again, in ms.
+   * Why 30 s: far beyond the relay's bounded publish (twice REDIS_COMMAND_TIMEOUT_MS) and its mark, so a
+   * live relay always marks in time; a relay that died holding a claim delays those rows by at most this
+   * (publishing them twice is a no-op: the job id is deterministic).
+   */
+  RELAY_CLAIM_LEASE_MS: envInt(30_000),
   /** Port of the metrics endpoint of relay and executor processes (0: none). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /**
@@ -60,6 +79,8 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
    * pivot that stages a hold (`holdWindowMs`) expires earlier, before the hold lapses. Default: a day.
    */
   APPROVAL_TTL_MS: envInt(24 * 3600_000),
+  /** SAGA_MAX_REDISPATCHES: re-dispatches of a step proven NOT_EXECUTED before a person decides. */
+  ...redispatchBudgetConfig(),
 });
 export type DispatcherConfig = z.infer<typeof dispatcherConfigSchema>;
 

@@ -36,6 +36,5 @@ export {
   type ExecutorWorker,
   type ExecutorWorkerDeps,
 } from './executor/executor-worker.js';
-export { callTool, type ToolCallResult } from './executor/call-tool.js';
 export { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
 export { startMetricsServer, stopMetricsServer } from './metrics/metrics-server.js';

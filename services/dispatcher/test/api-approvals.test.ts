@@ -2,13 +2,17 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createApiToken,
+  createLogger,
+  createToolRegistry,
   expireDueApprovals,
   followUpRun,
   openCase,
   transitionStep,
   correctionHash,
+  type AnyTool,
 } from '@agent-saga/core';
-import { countEffects } from '../../../test/fixtures/effect-tools.js';
+import { countEffects, effectsFor } from '../../../test/fixtures/effect-tools.js';
+import { executeStep as realExecuteStep } from '../src/executor/execute-step.js';
 import {
   call,
   executeStep,
@@ -540,5 +544,221 @@ describe('after the pivot the run only rolls forward', () => {
     const run = await request(h, 'GET', '/v1/runs/pv-repair');
     expect(run.body.status).toBe('COMMITTED_WITH_REPAIR');
     expect(run.body.statusReason).toContain('step 1 needed repair');
+  });
+});
+
+/** The real executor's `executeStep`, in process, on one step's first job, with `tools` as its registry. */
+async function runExecutor(runId: string, stepIdx: number, tools: readonly AnyTool[] = h.tools) {
+  const step = await stepAt(h, runId, stepIdx);
+  if (!step) throw new Error(`no step ${stepIdx} in ${runId}`);
+  return realExecuteStep(
+    {
+      db: h.env.db,
+      registry: createToolRegistry(tools),
+      config: { SAGA_DB_SCHEMA: h.env.schema, LEASE_MARGIN_MS: 1_000 },
+      workerId: 'approvals-test-executor',
+      crash: () => undefined,
+      logger: createLogger({ level: 'silent', name: 'approvals-test-executor' }),
+      shutdownSignal: new AbortController().signal,
+    },
+    { runId, stepIdx, key: step.idempotency_key, dispatchNo: 1 },
+    step.idempotency_key,
+  );
+}
+
+const eventsOfStep = (runId: string, stepIdx: number) =>
+  h.env.db
+    .selectFrom('step_events')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('step_idx', '=', stepIdx)
+    .orderBy('id')
+    .execute();
+
+describe('nothing irreversible after an unwind', () => {
+  it('an unwind withdraws a held send; a late approve with the right hash is refused 409 RUN_NOT_RUNNING and nothing is sent', async () => {
+    await newRun(h, 'held-unwind');
+    const notice = { tool: 'send_notice', args: { to: 'cy@example.com', text: 'your refund is on its way' } };
+    const held = await call(h, 'held-unwind', notice);
+    expect(held.body.status).toBe('AWAITING_APPROVAL');
+
+    // Before the unwind the approval is really pending and decidable: listed in the inbox with its hash, and
+    // a decision reaches the hash check (a wrong hash is refused as a mismatch, not for the run's status).
+    const inbox = await request(h, 'GET', '/v1/approvals?status=pending&runId=held-unwind', undefined, op);
+    const [a] = inbox.body.approvals as { id: string; hash: string }[];
+    expect(a).toMatchObject({
+      kind: 'step',
+      status: 'pending',
+      steps: [{ stepIdx: 0, tool: 'send_notice', status: 'AWAITING_APPROVAL' }],
+    });
+    expect(a!.hash).toMatch(/^[0-9a-f]{64}$/);
+    const wrong = await decide(a!.id, { decision: 'approve', hash: 'f'.repeat(64) });
+    expect(wrong.status).toBe(409);
+    expect(wrong.body.error).toMatchObject({ code: 'APPROVAL_HASH_MISMATCH' });
+
+    const u = await request(h, 'POST', '/v1/runs/held-unwind/unwind', { reason: 'customer cancelled' });
+    expect(u.status).toBe(202);
+
+    // The approval is closed, with the reason; the held step is withdrawn, with the reason in its events.
+    const after = await request(h, 'GET', '/v1/approvals?status=pending&runId=held-unwind', undefined, op);
+    expect(after.body.approvals).toEqual([]);
+    const closed = await request(h, 'GET', `/v1/approvals/${a!.id}`, undefined, op);
+    expect(closed.body).toMatchObject({ status: 'superseded', hash: a!.hash });
+    expect(closed.body.comment).toContain('withdrawn: run unwound');
+    expect(closed.body.comment).toContain('customer cancelled');
+    expect((await stepAt(h, 'held-unwind', 0))?.status).toBe('REJECTED');
+    const withdrawn = (await eventsOfStep('held-unwind', 0)).find((e) => e.to_status === 'REJECTED');
+    expect(withdrawn).toMatchObject({ kind: 'transition', from_status: 'AWAITING_APPROVAL' });
+    expect(withdrawn?.cause).toContain('withdrawn: run unwound');
+
+    // The late approval, with the right hash, is refused and writes nothing.
+    const late = await decide(a!.id, { decision: 'approve', hash: a!.hash });
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({ code: 'RUN_NOT_RUNNING', runStatus: 'COMPENSATING' });
+    expect((await request(h, 'GET', `/v1/approvals/${a!.id}`, undefined, op)).body).toMatchObject({
+      status: 'superseded',
+      decidedBy: null,
+    });
+    const rejectLate = await decide(a!.id, { decision: 'reject', hash: a!.hash });
+    expect(rejectLate.body.error).toMatchObject({ code: 'RUN_NOT_RUNNING' });
+
+    // Never sent: no dispatch was ever written for it, an executor handed its key sends nothing, no effect.
+    const step = (await stepAt(h, 'held-unwind', 0))!;
+    expect(
+      await h.env.db.selectFrom('outbox').select('id').where('run_id', '=', 'held-unwind').execute(),
+    ).toEqual([]);
+    expect(await runExecutor('held-unwind', 0)).toMatchObject({ kind: 'duplicate', status: 'REJECTED' });
+    expect(await effectsFor(h.raw, step.idempotency_key)).toHaveLength(0);
+    expect((await request(h, 'GET', '/v1/runs/held-unwind')).body.status).toBe('COMPENSATING');
+  });
+
+  it('an unwind also withdraws an intent no executor has claimed: NOT_EXECUTED, and its job sends nothing', async () => {
+    await newRun(h, 'queued-unwind');
+    await call(h, 'queued-unwind', note('qu-o1'));
+    expect((await stepAt(h, 'queued-unwind', 0))?.status).toBe('INTENDED');
+    expect((await request(h, 'POST', '/v1/runs/queued-unwind/unwind', { reason: 'stop' })).status).toBe(202);
+    const step = (await stepAt(h, 'queued-unwind', 0))!;
+    expect(step.status).toBe('NOT_EXECUTED');
+    const events = await eventsOfStep('queued-unwind', 0);
+    expect(events.at(-1)?.cause).toContain('withdrawn: run unwound');
+    expect(await runExecutor('queued-unwind', 0)).toMatchObject({
+      kind: 'duplicate',
+      status: 'NOT_EXECUTED',
+    });
+    expect(await effectsFor(h.raw, step.idempotency_key)).toHaveLength(0);
+  });
+
+  it('the run policy unwindOnFailure withdraws a held step too (every path to COMPENSATING)', async () => {
+    const created = await request(h, 'POST', '/v1/runs', {
+      runId: 'fail-held',
+      policy: { unwindOnFailure: true },
+    });
+    expect(created.status).toBe(201);
+    await call(h, 'fail-held', note('fh-o1'));
+    await executeStep(h, 'fail-held', 0, { to: 'FAILED' });
+    const held = await call(h, 'fail-held', {
+      tool: 'send_notice',
+      args: { to: 'cy@example.com', text: 'hi' },
+      stepIdx: 1,
+    });
+    expect(held.body.status).toBe('AWAITING_APPROVAL');
+    const [a] = (await request(h, 'GET', '/v1/approvals?runId=fail-held', undefined, op)).body.approvals as {
+      id: string;
+      hash: string;
+      status: string;
+    }[];
+    expect(a?.status).toBe('pending');
+    expect(await followUpRun(h.env.db, 'fail-held', h.env.schema)).toBe('unwound');
+    expect((await request(h, 'GET', `/v1/approvals/${a!.id}`, undefined, op)).body.status).toBe('superseded');
+    expect((await stepAt(h, 'fail-held', 1))?.status).toBe('REJECTED');
+    const late = await decide(a!.id, { decision: 'approve', hash: a!.hash });
+    expect(late.body.error).toMatchObject({ code: 'RUN_NOT_RUNNING' });
+  });
+});
+
+describe('commit steps only within their approval', () => {
+  it('past the approval deadline nothing more is released: the run stops with a case naming it', async () => {
+    const p = await stagedRun('pv-deadline');
+    expect((await decide(p.approvalId, { decision: 'approve', hash: p.hash })).status).toBe(200);
+    expect((await stepAt(h, 'pv-deadline', 1))?.status).toBe('INTENDED');
+    await sql`UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = ${p.approvalId}`.execute(
+      h.raw,
+    );
+    await executeStep(h, 'pv-deadline', 1, { to: 'CONFIRMED' });
+    expect(await followUpRun(h.env.db, 'pv-deadline', h.env.schema)).toBe('stopped');
+
+    const run = await request(h, 'GET', '/v1/runs/pv-deadline');
+    expect(run.body.status).toBe('MANUAL_INTERVENTION');
+    expect(run.body.statusReason).toContain("the approval's deadline");
+    const [c] = run.body.cases as { id: string; stepIdx: number; evidence: Record<string, unknown> }[];
+    expect(c).toMatchObject({
+      stepIdx: 2,
+      evidence: {
+        approvalId: p.approvalId,
+        deadlinePassed: true,
+        unreleased: [{ stepIdx: 2, tool: 'send_notice' }],
+      },
+    });
+    const last = (await stepAt(h, 'pv-deadline', 2))!;
+    expect(last.status).toBe('REJECTED');
+    const outbox = await h.env.db
+      .selectFrom('outbox')
+      .select('step_idx')
+      .where('run_id', '=', 'pv-deadline')
+      .execute();
+    expect(outbox.map((o) => o.step_idx)).toEqual([0, 1]);
+    expect(await effectsFor(h.raw, last.idempotency_key)).toHaveLength(0);
+  });
+
+  it("past a staged hold's window nothing more is released either", async () => {
+    const p = await stagedRun('pv-hold');
+    expect((await decide(p.approvalId, { decision: 'approve', hash: p.hash })).status).toBe(200);
+    // The hold staged before the pivot (step 0) ended, as its evidence recorded it; the deadline still holds.
+    await sql`
+      UPDATE approvals
+         SET evidence = jsonb_set(evidence, '{staged,0,holdEndsAt}', to_jsonb((now() - interval '1 second')::text))
+       WHERE id = ${p.approvalId}`.execute(h.raw);
+    await executeStep(h, 'pv-hold', 1, { to: 'CONFIRMED' });
+    expect(await followUpRun(h.env.db, 'pv-hold', h.env.schema)).toBe('stopped');
+    const run = await request(h, 'GET', '/v1/runs/pv-hold');
+    expect(run.body.status).toBe('MANUAL_INTERVENTION');
+    const [c] = run.body.cases as { reason: string; evidence: Record<string, unknown> }[];
+    expect(c!.reason).toContain('the hold of step 0 (create_note) ended');
+    expect(c!.evidence).toMatchObject({
+      deadlinePassed: false,
+      lapsedHolds: [{ stepIdx: 0, tool: 'create_note' }],
+    });
+    expect((await stepAt(h, 'pv-hold', 2))?.status).toBe('REJECTED');
+  });
+
+  it('only the approved tool version runs: after a version bump the commit step is not sent, and a case says why', async () => {
+    // The same executor and registry send an approved commit step...
+    const ok = await stagedRun('pv-version-ok');
+    expect((await decide(ok.approvalId, { decision: 'approve', hash: ok.hash })).status).toBe(200);
+    expect(await runExecutor('pv-version-ok', 1)).toMatchObject({ kind: 'executed', outcome: 'CONFIRMED' });
+    expect(await effectsFor(h.raw, (await stepAt(h, 'pv-version-ok', 1))!.idempotency_key)).toHaveLength(1);
+
+    // ...but not once create_note's registered version is no longer the one the approval bound.
+    const p = await stagedRun('pv-version');
+    expect((await decide(p.approvalId, { decision: 'approve', hash: p.hash })).status).toBe(200);
+    const bumped = h.tools.map((t) => (t.name === 'create_note' ? { ...t, version: t.version + 1 } : t));
+    expect(await runExecutor('pv-version', 1, bumped)).toMatchObject({ kind: 'executed', outcome: 'FAILED' });
+    const step = (await stepAt(h, 'pv-version', 1))!;
+    expect(step).toMatchObject({
+      status: 'FAILED',
+      tool_version: 1,
+      error: { code: 'APPROVED_VERSION_CHANGED' },
+    });
+    expect(await effectsFor(h.raw, step.idempotency_key)).toHaveLength(0);
+    // The executor's follow-up stopped the run (after the pivot it only rolls forward): a case, nothing more sent.
+    const run = await request(h, 'GET', '/v1/runs/pv-version');
+    expect(run.body.status).toBe('MANUAL_INTERVENTION');
+    const [c] = run.body.cases as {
+      stepIdx: number;
+      evidence: { error: { code: string; message: string } };
+    }[];
+    expect(c).toMatchObject({ stepIdx: 1, evidence: { error: { code: 'APPROVED_VERSION_CHANGED' } } });
+    expect(c!.evidence.error.message).toContain('version 1');
+    expect((await stepAt(h, 'pv-version', 2))?.status).toBe('AWAITING_APPROVAL');
   });
 });

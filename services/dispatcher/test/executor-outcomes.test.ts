@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
-import { claimStep, StepStatus } from '@agent-saga/core';
+import { claimStep, runNotRunningCause, StepStatus } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { effectsFor, injectFault, installFixtureTables } from '../../../test/fixtures/effect-tools.js';
 import {
@@ -113,6 +113,53 @@ describe('executor', () => {
     expect(after?.status).toBe('CONFIRMED');
     expect(after?.attempts).toBe(1);
     expect(await effectsFor(fx, key)).toHaveLength(1);
+  });
+
+  it('sends nothing for a step whose run is COMPENSATING: NOT_EXECUTED with the reason, while a RUNNING twin is sent', async () => {
+    const twin = (runId: string) =>
+      createIntent(env, {
+        runId,
+        stepIdx: 0,
+        tool: 'send_notice',
+        args: { to: 'ada@example.com', text: 'your refund is on its way' },
+        unrelayed: true,
+      });
+    const live = await twin('run-live');
+    const unwound = await twin('run-unwound');
+    // The unwind raced the job: the run compensates, its step is still INTENDED with its job on the queue.
+    await env.db
+      .updateTable('runs')
+      .set({ status: 'COMPENSATING' })
+      .where('run_id', '=', 'run-unwound')
+      .execute();
+    const queue = createExecuteQueue(bullmqConnection(env.redisUrl), env.queuePrefix);
+    try {
+      for (const [runId, row] of [
+        ['run-live', live],
+        ['run-unwound', unwound],
+      ] as const)
+        await publishExecute(queue, row.idempotency_key, {
+          runId,
+          stepIdx: 0,
+          key: row.idempotency_key,
+          dispatchNo: 1,
+        });
+    } finally {
+      await queue.close();
+    }
+    const sent = await waitForStatus(env.db, live.idempotency_key, [StepStatus.CONFIRMED]);
+    expect(sent.attempts).toBe(1);
+    expect(await effectsFor(fx, live.idempotency_key)).toHaveLength(1);
+
+    const withdrawn = await waitForStatus(env.db, unwound.idempotency_key, [StepStatus.NOT_EXECUTED]);
+    expect(withdrawn).toMatchObject({ attempts: 0, lease_owner: null });
+    expect(await effectsFor(fx, unwound.idempotency_key)).toHaveLength(0);
+    const events = await eventsOf(env.db, 'run-unwound', 0);
+    expect(events.map((e) => [e.kind, e.from_status, e.to_status])).toEqual([
+      ['transition', null, 'INTENDED'],
+      ['transition', 'INTENDED', 'NOT_EXECUTED'],
+    ]);
+    expect(events[1]?.cause).toBe(runNotRunningCause('COMPENSATING'));
   });
 
   it('does not run a step whose lease another worker holds; after the lease lapses it is UNKNOWN', async () => {

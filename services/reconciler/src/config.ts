@@ -3,8 +3,10 @@ import {
   baseConfigSchema,
   DEFAULT_STALE_OUTBOX_MS,
   DEFAULT_STUCK_RUN_MS,
+  DEFAULT_UNCLAIMED_REPUBLISH_MS,
   envInt,
   parseConfig,
+  redispatchBudgetConfig,
   sagaLogGaugesConfig,
 } from '@agent-saga/core';
 
@@ -48,6 +50,14 @@ export const reconcilerConfigSchema = baseConfigSchema.extend({
   ...sagaLogGaugesConfig(true),
   /** Database pool size of the process. */
   DB_POOL_SIZE: envInt(10),
+  /** SAGA_MAX_REDISPATCHES: re-dispatches of a step proven NOT_EXECUTED before a person decides. */
+  ...redispatchBudgetConfig(),
+  /**
+   * An INTENDED step still unclaimed this long after its latest dispatch was published is published again
+   * under a fresh job id (Redis lost the job, or it failed before its claim). See
+   * `DEFAULT_UNCLAIMED_REPUBLISH_MS` for the why of the default.
+   */
+  SAGA_UNCLAIMED_REPUBLISH_MS: envInt(DEFAULT_UNCLAIMED_REPUBLISH_MS),
 });
 export type ReconcilerConfig = z.infer<typeof reconcilerConfigSchema>;
 

@@ -1,7 +1,7 @@
 /** The pure parts of a reconcile: what lookups prove, how long to back off, how slots are shared. */
 import { describe, expect, it } from 'vitest';
-import type { LookupObservation } from '@agent-saga/core';
-import { backoffMs, decideVerdict } from '../src/reconcile/verdict.js';
+import { decideLookupVerdict as decideVerdict, type LookupObservation } from '@agent-saga/core';
+import { backoffMs } from '../src/reconcile/verdict.js';
 import { createSlots } from '../src/reconcile/slots.js';
 
 const at = new Date();

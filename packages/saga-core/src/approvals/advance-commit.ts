@@ -3,6 +3,8 @@ import type { StepRow } from '../db/schema.js';
 import { ApprovalKind, ApprovalStatus, RunStatus, StepEventKind, StepStatus } from '../statuses.js';
 import { openCase } from '../saga-log/open-case.js';
 import { transitionRun } from '../saga-log/transition-run.js';
+import { transitionStep } from '../saga-log/transition-step.js';
+import { checkCommitDeadline, type CommitDeadline } from './commit-deadline.js';
 import { releaseHeldStep } from './release-held-step.js';
 
 /** What {@link advanceCommit} did. */
@@ -35,6 +37,11 @@ const REPAIR_MARKS: readonly string[] = [
  * proven absent); a step that FAILED definitively, or that needs a person, stops the run in
  * MANUAL_INTERVENTION with a case, never a pretend rollback. When every commit step is CONFIRMED the run
  * ends COMPLETED, or COMMITTED_WITH_REPAIR when any of them needed reconciling, a re-send or a person.
+ *
+ * A commit step is released only within what the person approved: while the approval's deadline and every
+ * staged hold's window still hold, on the database clock (`checkCommitDeadline`). Past them nothing more
+ * is released: the commit steps not yet sent become REJECTED (never sent), and the run stops in
+ * MANUAL_INTERVENTION with a case whose evidence names the deadline or the hold that passed.
  */
 export async function advanceCommit(trx: SagaTrx, runId: string, schema: string): Promise<CommitProgress> {
   const run = await trx
@@ -63,7 +70,12 @@ export async function advanceCommit(trx: SagaTrx, runId: string, schema: string)
     switch (s.status) {
       case StepStatus.CONFIRMED:
         continue;
-      case StepStatus.AWAITING_APPROVAL:
+      case StepStatus.AWAITING_APPROVAL: {
+        const deadline = await checkCommitDeadline(trx, approval.id);
+        if (deadline.kind === 'passed') {
+          await stopPastDeadline(trx, run.tenant_id, approval.id, s, steps, deadline, schema);
+          return { kind: 'stopped', stepIdx: s.step_idx };
+        }
         await releaseHeldStep(trx, {
           runId,
           stepIdx: s.step_idx,
@@ -71,6 +83,7 @@ export async function advanceCommit(trx: SagaTrx, runId: string, schema: string)
           schema,
         });
         return { kind: 'released', stepIdx: s.step_idx };
+      }
       case StepStatus.INTENDED:
       case StepStatus.UNKNOWN:
       case StepStatus.NOT_EXECUTED:
@@ -109,6 +122,57 @@ export async function advanceCommit(trx: SagaTrx, runId: string, schema: string)
       : `every commit step of pivot ${approval.id} is confirmed`,
   });
   return { kind: 'finished', status };
+}
+
+/**
+ * The approval's deadline or a staged hold's window passed before commit step `next` was released: every
+ * commit step still AWAITING_APPROVAL becomes REJECTED (never sent), the run stops in MANUAL_INTERVENTION,
+ * and a case on `next` carries the deadline, the lapsed holds and the database time they were read at.
+ */
+async function stopPastDeadline(
+  trx: SagaTrx,
+  tenantId: string,
+  approvalId: string,
+  next: StepRow,
+  steps: readonly StepRow[],
+  d: Extract<CommitDeadline, { kind: 'passed' }>,
+  schema: string,
+): Promise<void> {
+  const what = d.deadlinePassed
+    ? `the approval's deadline ${d.deadline.toISOString()} passed`
+    : `the hold of ${d.lapsedHolds.map((h) => `step ${String(h.stepIdx)} (${String(h.tool)})`).join(', ')} ended`;
+  const why = `pivot ${approvalId}: ${what} before commit step ${next.step_idx} (${next.tool}) was released; nothing more was sent`;
+  const unreleased = steps.filter((x) => x.status === StepStatus.AWAITING_APPROVAL);
+  for (const x of unreleased)
+    await transitionStep(trx, {
+      runId: x.run_id,
+      stepIdx: x.step_idx,
+      to: StepStatus.REJECTED,
+      onlyFrom: [StepStatus.AWAITING_APPROVAL],
+      cause: `withdrawn: ${why}`,
+      detail: { approvalId, deadline: d.deadline.toISOString(), now: d.now.toISOString() },
+      schema,
+    });
+  await transitionRun(trx, {
+    runId: next.run_id,
+    to: RunStatus.MANUAL_INTERVENTION,
+    onlyFrom: [RunStatus.RUNNING],
+    reason: `${why}; the earlier commit steps stand (a run never rolls back after its pivot)`,
+  });
+  await openCase(trx, {
+    runId: next.run_id,
+    stepIdx: next.step_idx,
+    tenantId,
+    reason: why,
+    evidence: {
+      approvalId,
+      deadline: d.deadline.toISOString(),
+      deadlinePassed: d.deadlinePassed,
+      lapsedHolds: d.lapsedHolds,
+      checkedAt: d.now.toISOString(),
+      unreleased: unreleased.map((x) => ({ stepIdx: x.step_idx, tool: x.tool, key: x.idempotency_key })),
+    },
+  });
 }
 
 async function stop(trx: SagaTrx, tenantId: string, s: StepRow): Promise<void> {

@@ -1,13 +1,19 @@
 import { sql } from 'kysely';
 import type { SagaDb, SagaTrx } from '../db/connect.js';
 import type { ApprovalRow } from '../db/schema.js';
-import { ApprovalDecidedError, ApprovalExpiredError, ApprovalHashMismatchError } from '../errors.js';
+import {
+  ApprovalDecidedError,
+  ApprovalExpiredError,
+  ApprovalHashMismatchError,
+  RunNotRunningError,
+} from '../errors.js';
 import { lockReviewItem } from '../saga-log/lock-review-item.js';
-import { ApprovalKind, ApprovalStatus, RunStatus } from '../statuses.js';
+import { startUnwind } from '../saga-log/request-unwind.js';
+import { ApprovalKind, ApprovalStatus, EXECUTING_RUN_STATUSES, RunStatus } from '../statuses.js';
 import { transitionRun } from '../saga-log/transition-run.js';
 import { advanceCommit } from './advance-commit.js';
 import { releaseHeldStep } from './release-held-step.js';
-import { closeApproval, refuseApprovedSteps } from './settle-approval.js';
+import { closeApproval, refuseApprovedSteps, type RefusalStatus } from './settle-approval.js';
 
 export const Decision = { APPROVE: 'approve', REJECT: 'reject' } as const;
 export type Decision = (typeof Decision)[keyof typeof Decision];
@@ -33,19 +39,37 @@ export type DecisionResult =
   | { readonly kind: 'expired'; readonly approval: ApprovalRow; readonly error: ApprovalExpiredError };
 
 /**
+ * Whether a run still waits for a decision on an approval of this kind: a pivot's run waits in
+ * AWAITING_APPROVAL (nothing else releases it); a held step's run must still be going forward
+ * (`EXECUTING_RUN_STATUSES`). A COMPENSATING or terminal run waits for nothing: its approvals were
+ * withdrawn when it unwound (`startUnwind`), and a decision on one is refused.
+ */
+export function runWaitsForApproval(kind: ApprovalKind, runStatus: RunStatus): boolean {
+  if (kind === ApprovalKind.PIVOT) return runStatus === RunStatus.AWAITING_APPROVAL;
+  return (EXECUTING_RUN_STATUSES as readonly RunStatus[]).includes(runStatus);
+}
+
+/**
  * One operator's decision on one approval, in the caller's transaction. The run and the approval are locked
  * first (`lockReviewItem`), so two tabs deciding at once are serialised: the second finds it decided. Refusals, checked in this
- * order, write nothing: another tenant's or a missing approval (NotFoundError), a decided one
- * (ApprovalDecidedError, also for superseded), a hash that is not the proposal's
- * (ApprovalHashMismatchError). An approval past its deadline is expired, not decided (see
- * {@link DecisionResult}).
+ * order, write nothing: another tenant's or a missing approval (NotFoundError), an expired one
+ * (ApprovalExpiredError), one a person decided already (ApprovalDecidedError), a pending or superseded one
+ * whose run no longer waits for it, e.g. unwound (RunNotRunningError, 409 RUN_NOT_RUNNING: read under the
+ * run's lock, so an unwind and a decision never both win), a superseded one (ApprovalDecidedError), a hash
+ * that is not the proposal's (ApprovalHashMismatchError). An approval past its deadline is expired, not
+ * decided (see {@link DecisionResult}).
  *
  * Approving a pivot moves its run AWAITING_APPROVAL → RUNNING and releases the first commit step; the
  * others follow one by one (see `advanceCommit`). Approving a held step releases it. Rejecting refuses
  * every covered step; a rejected pivot unwinds its run.
  */
 export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<DecisionResult> {
-  await lockReviewItem(trx, 'approvals', d.approvalId, d.tenantId);
+  const runId = await lockReviewItem(trx, 'approvals', d.approvalId, d.tenantId);
+  const run = await trx
+    .selectFrom('runs')
+    .select('status')
+    .where('run_id', '=', runId)
+    .executeTakeFirstOrThrow();
   const { past_deadline, ...approval } = await trx
     .selectFrom('approvals')
     .selectAll()
@@ -54,6 +78,14 @@ export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<De
     .executeTakeFirstOrThrow();
   if (approval.status === ApprovalStatus.EXPIRED)
     throw new ApprovalExpiredError(approval.id, approval.expires_at);
+  if (approval.status === ApprovalStatus.APPROVED || approval.status === ApprovalStatus.REJECTED)
+    throw new ApprovalDecidedError(approval.id, approval.status);
+  if (!runWaitsForApproval(approval.kind, run.status))
+    throw new RunNotRunningError(
+      runId,
+      run.status,
+      `no longer waits for approval ${approval.id} (${approval.status}); nothing was decided`,
+    );
   if (approval.status !== ApprovalStatus.PENDING)
     throw new ApprovalDecidedError(approval.id, approval.status);
   if (past_deadline) {
@@ -75,6 +107,7 @@ export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<De
     });
     if (!closed) throw new ApprovalDecidedError(approval.id, 'decided');
     await refuseApprovedSteps(trx, closed, ApprovalStatus.REJECTED, d.actor, d.schema);
+    await unwindRefusedPivot(trx, closed, ApprovalStatus.REJECTED, d.actor, d.schema);
     return { kind: 'decided', approval: closed };
   }
 
@@ -125,7 +158,42 @@ export async function expireApproval(
   });
   if (!closed) return approval;
   await refuseApprovedSteps(trx, closed, ApprovalStatus.EXPIRED, null, schema);
+  await unwindRefusedPivot(trx, closed, ApprovalStatus.EXPIRED, null, schema);
   return closed;
+}
+
+/**
+ * A refused pivot (rejected or expired; not superseded, which a newer pivot replaces) unwinds its run, in
+ * the caller's transaction: AWAITING_APPROVAL → COMPENSATING through `startUnwind` (which also withdraws any
+ * other approval of the run), and the compensator releases the holds and deletes the drafts staged before
+ * it, so nothing reaches the customer. A held step's refusal leaves its run as it is.
+ */
+async function unwindRefusedPivot(
+  trx: SagaTrx,
+  approval: ApprovalRow,
+  status: Exclude<RefusalStatus, typeof ApprovalStatus.SUPERSEDED>,
+  actor: string | null,
+  schema: string,
+): Promise<void> {
+  if (approval.kind !== ApprovalKind.PIVOT) return;
+  const run = await trx
+    .selectFrom('runs')
+    .select('status')
+    .where('run_id', '=', approval.run_id)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  if (run.status !== RunStatus.AWAITING_APPROVAL) return;
+  await startUnwind(trx, {
+    runId: approval.run_id,
+    reason:
+      status === ApprovalStatus.EXPIRED
+        ? `unwind: pivot ${approval.id} expired before anyone decided (its holds would lapse)`
+        : `unwind: pivot ${approval.id} rejected by ${actor ?? 'an operator'}${approval.comment ? `: ${approval.comment}` : ''}`,
+    onlyFrom: [RunStatus.AWAITING_APPROVAL],
+    actor,
+    withdrawnBecause: `withdrawn: run unwound after pivot ${approval.id} was ${status}`,
+    schema,
+  });
 }
 
 /**

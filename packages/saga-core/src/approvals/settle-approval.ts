@@ -1,10 +1,8 @@
 import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import type { ApprovalRow } from '../db/schema.js';
-import { ApprovalKind, ApprovalStatus, RunStatus, StepEventKind, StepStatus } from '../statuses.js';
+import { ApprovalKind, ApprovalStatus, StepEventKind, StepStatus } from '../statuses.js';
 import { appendStepEvent } from '../saga-log/append-event.js';
-import { unwindChannel } from '../saga-log/request-unwind.js';
-import { transitionRun } from '../saga-log/transition-run.js';
 import { transitionStep } from '../saga-log/transition-step.js';
 
 /** A final status of an approval that releases nothing. */
@@ -51,11 +49,10 @@ export async function closeApproval(trx: SagaTrx, c: CloseApprovalInput): Promis
 }
 
 /**
- * What a refused approval (rejected, expired or superseded) means for its steps and run, in the caller's
- * transaction: every covered step still AWAITING_APPROVAL becomes REJECTED (nothing was sent). A refused
- * pivot (not a superseded one, which a newer pivot replaces) unwinds the run: it moves to COMPENSATING,
- * and the compensator releases the holds and deletes the drafts staged before it, so nothing reaches the
- * customer.
+ * What a refused approval (rejected, expired or superseded) means for its steps, in the caller's
+ * transaction: every covered step still AWAITING_APPROVAL becomes REJECTED (nothing was sent), its event
+ * naming the approval, its new status and `why` when given (`withdrawn: run unwound: …`). What it means for
+ * the run is the caller's: a refused pivot unwinds it (`unwindRefusedPivot`), a superseded one does not.
  */
 export async function refuseApprovedSteps(
   trx: SagaTrx,
@@ -63,6 +60,7 @@ export async function refuseApprovedSteps(
   status: RefusalStatus,
   actor: string | null,
   schema: string,
+  why?: string,
 ): Promise<void> {
   for (const stepIdx of approval.steps) {
     const step = await trx
@@ -77,27 +75,9 @@ export async function refuseApprovedSteps(
       stepIdx,
       to: StepStatus.REJECTED,
       onlyFrom: [StepStatus.AWAITING_APPROVAL],
-      cause: `approval ${approval.id} ${status}`,
+      cause: `approval ${approval.id} ${status}${why ? `: ${why}` : ''}`,
       actor,
       schema,
     });
   }
-  if (approval.kind !== ApprovalKind.PIVOT || status === ApprovalStatus.SUPERSEDED) return;
-  const run = await trx
-    .selectFrom('runs')
-    .select('status')
-    .where('run_id', '=', approval.run_id)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
-  if (run.status !== RunStatus.AWAITING_APPROVAL) return;
-  await transitionRun(trx, {
-    runId: approval.run_id,
-    to: RunStatus.COMPENSATING,
-    reason:
-      status === ApprovalStatus.EXPIRED
-        ? `unwind: pivot ${approval.id} expired before anyone decided (its holds would lapse)`
-        : `unwind: pivot ${approval.id} rejected by ${actor ?? 'an operator'}${approval.comment ? `: ${approval.comment}` : ''}`,
-    actor,
-  });
-  await sql`SELECT pg_notify(${unwindChannel(schema)}, ${approval.run_id})`.execute(trx);
 }

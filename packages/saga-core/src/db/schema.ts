@@ -182,9 +182,20 @@ export interface CorrectionsTable {
   command: Json<Record<string, unknown>>;
   audience: string[];
   status: CorrectionStatus;
-  /** The key the correction is sent with (`correct:<forward tool>`). */
+  /**
+   * The key of the current send, fixed (with the lease) when a send starts: `correctionSendKey` of the
+   * message version. Null while the current version was never sent.
+   */
   idempotency_key: string | null;
   external_ref: string | null;
+  /** The message's version (migration 0006): 1 as queued, +1 per edit; each version has its own key. */
+  version: Generated<number>;
+  /** Who holds the send's lease while `sending` (migration 0006). */
+  lease_owner: string | null;
+  /** Until when, by the database's clock: past it with the row still `sending`, the sender is gone. */
+  lease_until: Date | null;
+  /** When the current send started, by the database's clock: the lookup lag counts from here. */
+  send_started_at: Date | null;
   decided_by: string | null;
   decided_at: Date | null;
   comment: string | null;

@@ -26,6 +26,27 @@ export async function readUnknownSteps(db: SagaDb): Promise<Backlog> {
 }
 
 /**
+ * INTENDED steps no executor has claimed (no lease), and how long the oldest has waited since it became
+ * INTENDED for its current dispatch (`updated_at`: the intake, a release or a re-dispatch; a republish of a
+ * lost job does not move it, so a step republished again and again keeps ageing). Includes intents written
+ * a moment ago: the count is the executors' queue as the log sees it; the age is what alerts. Same
+ * predicate as `saga_log_unsettled` plus `lease_until IS NULL`, its first column: the cost follows the
+ * unsettled steps, not the log.
+ */
+export async function readUnclaimedIntents(db: SagaDb): Promise<Backlog> {
+  const r = await unclaimedIntentsQuery().execute(db);
+  return backlog(r.rows[0]);
+}
+
+/** The statement of {@link readUnclaimedIntents}, exported for its plan's test. */
+export const unclaimedIntentsQuery = () => sql<{ n: number; oldest: number | null }>`
+    SELECT count(*)::float8 AS n, extract(epoch FROM now() - min(updated_at))::float8 AS oldest
+      FROM saga_log
+     WHERE status IN (${literals(UNRESOLVED_STEP_STATUSES)})
+       AND status = ${sql.lit(StepStatus.INTENDED)}
+       AND lease_until IS NULL`;
+
+/**
  * Outbox messages still unpublished `staleOutboxMs` after their commit: the relay is down or behind, and
  * the steps they carry wait INTENDED with no executor on them. Reads through `outbox_unpublished`.
  */

@@ -2,7 +2,12 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SagaDb } from '../db/connect.js';
 import type { Logger } from '../logger.js';
 import { valuesOf } from '../statuses.js';
-import { readOpenCompensations, readStaleOutbox, readUnknownSteps } from './read-backlog-gauges.js';
+import {
+  readOpenCompensations,
+  readStaleOutbox,
+  readUnclaimedIntents,
+  readUnknownSteps,
+} from './read-backlog-gauges.js';
 import {
   DEFAULT_CAPTURE_CHECKS,
   readCapturesWithoutReservation,
@@ -26,6 +31,8 @@ export const SagaLogGaugeGroup = {
   UNKNOWN_STEPS: 'unknown_steps',
   /** `saga_stale_outbox_messages`: index `outbox_unpublished`. */
   STALE_OUTBOX: 'stale_outbox',
+  /** `saga_unclaimed_intents`, `saga_oldest_unclaimed_intent_age_seconds`: index `saga_log_unsettled`. */
+  UNCLAIMED_INTENTS: 'unclaimed_intents',
   /** `saga_open_compensations{status}`, `saga_open_compensation_max_attempts`: index `compensations_open`. */
   COMPENSATIONS: 'compensations',
   /** `saga_pending_approvals{kind}` and the age and expiry of the oldest: index `approvals_pending`. */
@@ -168,6 +175,19 @@ export function registerSagaLogGauges(registry: Registry, db: SagaDb, opts: Saga
       'Outbox messages unpublished for longer than the stale-outbox threshold',
       [],
       (g, s) => g.set(s.count),
+    );
+  }
+  if (groups.has(SagaLogGaugeGroup.UNCLAIMED_INTENTS)) {
+    const read = shared(SagaLogGaugeGroup.UNCLAIMED_INTENTS, () => readUnclaimedIntents(db));
+    gauge(read, 'saga_unclaimed_intents', 'INTENDED steps no executor has claimed yet', [], (g, s) =>
+      g.set(s.count),
+    );
+    gauge(
+      read,
+      'saga_oldest_unclaimed_intent_age_seconds',
+      'Seconds the oldest unclaimed INTENDED step has waited since its dispatch (republishes included; 0 when none)',
+      [],
+      (g, s) => g.set(s.oldestAgeSeconds),
     );
   }
   if (groups.has(SagaLogGaugeGroup.COMPENSATIONS)) {

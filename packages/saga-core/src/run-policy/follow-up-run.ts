@@ -2,8 +2,7 @@ import { sql } from 'kysely';
 import { advanceCommit } from '../approvals/advance-commit.js';
 import type { SagaDb } from '../db/connect.js';
 import { RunStatus, StepStatus } from '../statuses.js';
-import { unwindChannel } from '../saga-log/request-unwind.js';
-import { transitionRun } from '../saga-log/transition-run.js';
+import { startUnwind } from '../saga-log/request-unwind.js';
 
 /** What {@link followUpRun} did to a run. */
 export type FollowUp = 'none' | 'released' | 'waiting' | 'finished' | 'stopped' | 'unwound';
@@ -37,15 +36,16 @@ export async function followUpRun(db: SagaDb, runId: string, schema: string): Pr
       .executeTakeFirst();
     if (!failed) return 'none';
     const message = (failed.error as { message?: unknown } | null)?.message;
-    await transitionRun(trx, {
+    // startUnwind also withdraws what still waits (held steps' approvals, unclaimed intents) and wakes the
+    // compensators.
+    await startUnwind(trx, {
       runId,
-      to: RunStatus.COMPENSATING,
       onlyFrom: [RunStatus.RUNNING],
       reason:
         `unwind requested: run policy unwindOnFailure: step ${failed.step_idx} (${failed.tool}) failed` +
         (typeof message === 'string' ? `: ${message}` : ''),
+      schema,
     });
-    await sql`SELECT pg_notify(${unwindChannel(schema)}, ${runId})`.execute(trx);
     return 'unwound';
   });
 }

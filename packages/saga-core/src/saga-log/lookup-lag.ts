@@ -1,32 +1,25 @@
-import { sql } from 'kysely';
 import type { SagaDb, SagaTrx } from '../db/connect.js';
+import { readDeadline } from '../db/db-clock.js';
 
 /** Whether a lookup's "not found" may be believed yet, and from when. */
 export interface LookupLag {
-  /** The step's last attempt was sent more than the tool's `lookupLagMs` ago (by the database's clock). */
+  /** The last attempt was sent more than the tool's `lookupLagMs` ago (by the database's clock). */
   readonly passed: boolean;
   /** When it will have (or had): the earliest moment a "not found" is evidence of absence. */
   readonly believableAt: Date;
 }
 
 /**
- * Reads, by the database's clock, whether the step's last attempt was sent more than `lagMs` ago. A step
- * never attempted counts from its last update, which is never earlier than any attempt.
- *
- * Parameters: `runId`, `stepIdx` name the step; `lagMs` is the tool's `lookupLagMs`.
- * Resolves to `passed: false` with `believableAt` in the future when the step does not exist.
+ * Reads, by the database's clock, whether more than `lagMs` has passed since `lastAttemptAt`
+ * (`lastAttemptAt + lag < now()`, see {@link readDeadline}). `lastAttemptAt` must be a timestamp the
+ * database wrote (a row's `last_attempt_at`, or its `updated_at` for a row never attempted), never the
+ * process's clock. No row is read or written.
  */
-export async function lookupLagPassed(
+export async function readLookupLag(
   db: SagaDb | SagaTrx,
-  step: { readonly runId: string; readonly stepIdx: number },
+  lastAttemptAt: Date,
   lagMs: number,
 ): Promise<LookupLag> {
-  const r = await sql<{ passed: boolean; believable_at: Date }>`
-    SELECT coalesce(last_attempt_at, updated_at) + make_interval(secs => ${lagMs / 1000}) < now() AS passed,
-           coalesce(last_attempt_at, updated_at) + make_interval(secs => ${lagMs / 1000}) AS believable_at
-      FROM saga_log WHERE run_id = ${step.runId} AND step_idx = ${step.stepIdx}`.execute(db);
-  const row = r.rows[0];
-  return row
-    ? { passed: row.passed, believableAt: row.believable_at }
-    : { passed: false, believableAt: new Date(Date.now() + lagMs) };
+  const d = await readDeadline(db, lastAttemptAt, lagMs);
+  return { passed: d.passed, believableAt: d.at };
 }

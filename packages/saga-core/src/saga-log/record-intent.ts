@@ -140,9 +140,10 @@ async function notifyRelays(trx: SagaTrx, schema: string): Promise<void> {
 }
 
 /**
- * Adds the outbox message that dispatches `row` to an executor. The job id is the key itself for the first
- * dispatch, so a relay that republishes after a crash adds nothing; a re-dispatch (after the reconciler
- * proved the first attempt never arrived) gets its own id.
+ * Adds the outbox message that dispatches `row` to an executor, and returns its BullMQ job id. The job id
+ * is the key itself for the first dispatch, so a relay that republishes after a crash adds nothing; a
+ * re-dispatch (after the reconciler proved the first attempt never arrived) or a republish (after Redis
+ * lost the job) gets its own id (see `enqueueNextDispatch`).
  */
 export async function enqueueExecution(
   trx: SagaTrx,
@@ -151,7 +152,7 @@ export async function enqueueExecution(
   schema: string,
   notifyRelay = true,
   relayGraceMs = 0,
-): Promise<void> {
+): Promise<string> {
   const jobId = dispatchNo === 1 ? row.idempotency_key : `${row.idempotency_key}-d${dispatchNo}`;
   await trx
     .insertInto('outbox')
@@ -171,4 +172,5 @@ export async function enqueueExecution(
     })
     .execute();
   if (notifyRelay) await notifyRelays(trx, schema);
+  return jobId;
 }

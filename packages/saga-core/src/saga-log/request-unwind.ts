@@ -3,10 +3,11 @@ import type { SagaTrx } from '../db/connect.js';
 import type { RunRow } from '../db/schema.js';
 import { InvalidRunTransitionError, PivotStagedError, RunNotRunningError } from '../errors.js';
 import { lockLivePivot } from '../approvals/lock-pivot.js';
-import { closeApproval, refuseApprovedSteps } from '../approvals/settle-approval.js';
+import { withdrawPendingApprovals } from '../approvals/withdraw-pending-approvals.js';
 import { ApprovalStatus, RunStatus } from '../statuses.js';
 import { lockRun } from './runs.js';
 import { transitionRun } from './transition-run.js';
+import { withdrawUnclaimedSteps } from './withdraw-unclaimed-steps.js';
 
 /** How `requestUnwind` prefixes the reason it keeps in the run's `status_reason` while it is COMPENSATING. */
 const UNWIND_REASON_PREFIX = 'unwind requested: ';
@@ -38,7 +39,9 @@ export interface UnwindRequest {
 
 /**
  * Starts the unwind of a run, in the caller's transaction: lock the run, move it to COMPENSATING by
- * compare-and-set (RUNNING or AWAITING_APPROVAL only, see `RUN_TRANSITIONS`), and NOTIFY the compensators.
+ * compare-and-set (RUNNING or AWAITING_APPROVAL only, see `RUN_TRANSITIONS`), and NOTIFY the compensators
+ * (see {@link startUnwind}, which also withdraws what waits: a pending pivot is superseded, its commit steps
+ * never run, and so is any held step's approval).
  * The run's status is the durable request: a compensator that misses the NOTIFY finds the run on its
  * sweep of COMPENSATING runs, so nothing is lost between this commit and the compensator's queue.
  *
@@ -53,26 +56,66 @@ export async function requestUnwind(trx: SagaTrx, u: UnwindRequest): Promise<Run
   const pivot = await lockLivePivot(trx, u.runId);
   // After its pivot a run only rolls forward: an approved pivot is never rolled back by an unwind.
   if (pivot?.status === ApprovalStatus.APPROVED) throw new PivotStagedError(u.runId, pivot.id);
-  if (pivot) {
-    // Unwound while its pivot waits: the proposal is withdrawn, its commit steps never run.
-    const closed = await closeApproval(trx, {
-      approval: pivot,
-      to: ApprovalStatus.SUPERSEDED,
-      actor: null,
-      comment: `the run was unwound before anyone decided: ${u.reason}`,
-    });
-    if (closed) await refuseApprovedSteps(trx, closed, ApprovalStatus.SUPERSEDED, null, u.schema);
-  }
   try {
-    const row = await transitionRun(trx, {
+    return await startUnwind(trx, {
       runId: u.runId,
-      to: RunStatus.COMPENSATING,
       reason: `${UNWIND_REASON_PREFIX}${u.reason}`,
+      schema: u.schema,
     });
-    await sql`SELECT pg_notify(${unwindChannel(u.schema)}, ${u.runId})`.execute(trx);
-    return row;
   } catch (err) {
     if (err instanceof InvalidRunTransitionError) throw new RunNotRunningError(u.runId, run.status);
     throw err;
   }
+}
+
+export interface StartUnwindInput {
+  readonly runId: string;
+  /** The run's `status_reason` while it compensates (read back by {@link unwindReasonOf}). */
+  readonly reason: string;
+  /** Narrows the legal sources of COMPENSATING further (e.g. only RUNNING). */
+  readonly onlyFrom?: readonly RunStatus[];
+  readonly actor?: string | null;
+  /** Why what waited was withdrawn, on each approval and step event; default `withdrawn: run unwound: <reason>`. */
+  readonly withdrawnBecause?: string;
+  readonly schema: string;
+}
+
+/**
+ * Moves a run to COMPENSATING and withdraws everything of it still waiting to go forward, in the caller's
+ * transaction (which holds the run's lock, or takes it here), all in one commit:
+ *
+ * 1. the run RUNNING / AWAITING_APPROVAL / MANUAL_INTERVENTION → COMPENSATING by compare-and-set
+ *    (`transitionRun`; zero rows throws InvalidRunTransitionError before anything else is written);
+ * 2. every pending approval, of any kind, is closed `superseded` and its held steps become REJECTED
+ *    (`withdrawPendingApprovals`): nobody can approve an irreversible call of an unwound run;
+ * 3. every forward step on its way that no executor has claimed becomes NOT_EXECUTED
+ *    (`withdrawUnclaimedSteps`): a job still in the queue sends nothing;
+ * 4. NOTIFY the compensators.
+ *
+ * Every path that unwinds a run goes through here (an unwind asked for, a rejected or expired pivot, the
+ * run policy `unwindOnFailure`, a compensation retried from a case), so each keeps this rule without a copy.
+ */
+export async function startUnwind(trx: SagaTrx, u: StartUnwindInput): Promise<RunRow> {
+  const row = await transitionRun(trx, {
+    runId: u.runId,
+    to: RunStatus.COMPENSATING,
+    reason: u.reason,
+    ...(u.onlyFrom ? { onlyFrom: u.onlyFrom } : {}),
+    actor: u.actor ?? null,
+  });
+  const why =
+    u.withdrawnBecause ?? `withdrawn: run unwound: ${unwindReasonOf(u.reason) ?? 'no reason given'}`;
+  await withdrawPendingApprovals(trx, {
+    runId: u.runId,
+    why,
+    actor: u.actor ?? null,
+    schema: u.schema,
+  });
+  await withdrawUnclaimedSteps(trx, {
+    runId: u.runId,
+    cause: `${why} (never claimed, nothing sent)`,
+    schema: u.schema,
+  });
+  await sql`SELECT pg_notify(${unwindChannel(u.schema)}, ${u.runId})`.execute(trx);
+  return row;
 }

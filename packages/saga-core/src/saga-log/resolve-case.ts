@@ -16,7 +16,7 @@ import {
 } from '../statuses.js';
 import { appendStepEvent } from './append-event.js';
 import { redispatchStep } from './redispatch-step.js';
-import { unwindChannel } from './request-unwind.js';
+import { startUnwind, unwindChannel } from './request-unwind.js';
 import { transitionRun } from './transition-run.js';
 import { transitionStep } from './transition-step.js';
 
@@ -125,6 +125,8 @@ export async function resolveCase(trx: SagaTrx, r: CaseResolution): Promise<Case
           stepIdx: step.step_idx,
           cause: `re-dispatch: ${r.actor} found the effect absent`,
           schema: r.schema,
+          // A person's decision: not capped by the re-dispatch budget, whose count starts again here.
+          by: { kind: 'person', actor: r.actor },
         });
       if (status === RunStatus.RUNNING) await advanceCommit(trx, c.run_id, r.schema);
       break;
@@ -151,15 +153,17 @@ export async function resolveCase(trx: SagaTrx, r: CaseResolution): Promise<Case
               .returning('status')
               .executeTakeFirst();
       if (!comp) throw new CaseActionError(r.caseId, 'this case has no compensation left to retry');
+      // Back to the compensator through startUnwind, which also withdraws anything still waiting to go
+      // forward (and NOTIFYs); a run compensating already is only woken.
       if (run.status === RunStatus.MANUAL_INTERVENTION)
-        await transitionRun(trx, {
+        await startUnwind(trx, {
           runId: c.run_id,
-          to: RunStatus.COMPENSATING,
           onlyFrom: [RunStatus.MANUAL_INTERVENTION],
           reason: `compensation of step ${c.step_idx} retried by ${r.actor}`,
           actor: r.actor,
+          schema: r.schema,
         });
-      await sql`SELECT pg_notify(${unwindChannel(r.schema)}, ${c.run_id})`.execute(trx);
+      else await sql`SELECT pg_notify(${unwindChannel(r.schema)}, ${c.run_id})`.execute(trx);
       break;
     }
     case CaseAction.RESOLVE_RUN:

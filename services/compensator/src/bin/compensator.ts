@@ -5,7 +5,10 @@
  * record; after COMPENSATOR_DRAIN_MS (or a second signal) they are aborted and record unknown.
  */
 import {
-  bullmqConnection,
+  bullmqProducerConnection,
+  bullmqWorkerConnection,
+  closeWithin,
+  postgresProbe,
   createCrashPoints,
   openSagaDb,
   createLogger,
@@ -26,10 +29,17 @@ async function main(): Promise<void> {
   try {
     const config = loadCompensatorConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-compensator' });
-    const { db, dbOptions } = await openSagaDb(config, 'compensator', config.DB_POOL_SIZE);
+    const { db, dbOptions } = await openSagaDb(config, 'compensator', config.DB_POOL_SIZE, logger);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
-    const connection = bullmqConnection(config.REDIS_URL);
-    const queue = createUnwindQueue(connection, config.SAGA_QUEUE_PREFIX);
+    // The worker waits for Redis through an outage; the queue (the sweep's adds, readiness) fails fast,
+    // and the next sweep adds again.
+    const connection = bullmqWorkerConnection(config.REDIS_URL);
+    const queue = createUnwindQueue(
+      bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+      config.SAGA_QUEUE_PREFIX,
+    );
+    const log = logger;
+    queue.on('error', (err) => log.warn({ err }, 'redis error on the unwind queue; reconnecting'));
     const metrics = createCompensatorMetrics(db, {
       sagaLogGauges: config.SAGA_LOG_GAUGES,
       sagaLogGaugesCacheMs: config.SAGA_LOG_GAUGES_CACHE_MS,
@@ -49,13 +59,18 @@ async function main(): Promise<void> {
     });
     await compensator.start();
     const metricsServer =
-      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
+      config.METRICS_PORT > 0
+        ? await startMetricsServer(metrics.registry, config.METRICS_PORT, {
+            database: postgresProbe(db),
+            redis: () => queue.count(),
+          })
+        : undefined;
     drainOnSignal({
       logger,
       async drain() {
         await compensator.close(config.COMPENSATOR_DRAIN_MS);
         if (metricsServer) await stopMetricsServer(metricsServer);
-        await queue.close();
+        await closeWithin('the unwind queue', () => queue.close(), log);
         await db.destroy();
       },
       hurry: () => compensator.abortRunning(),

@@ -6,10 +6,10 @@ import {
   StepEventKind,
   type CompensationRow,
   type CompensationStatus,
-  type CompensationsTable,
+  type Database,
   type SagaTrx,
 } from '@agent-saga/core';
-import type { Updateable } from 'kysely';
+import type { UpdateObject } from 'kysely';
 
 export interface CompensationTransition {
   readonly runId: string;
@@ -18,8 +18,11 @@ export interface CompensationTransition {
   /** Why: `compensator: tool returned`, `lookup: found by the compensation key`, … */
   readonly cause: string;
   readonly detail?: Record<string, unknown>;
-  /** Other columns to set with the status. */
-  readonly patch?: Omit<Updateable<CompensationsTable>, 'status' | 'updated_at'>;
+  /**
+   * Other columns to set with the status: values or SQL expressions, so that a lease or a due time is
+   * written on the database's clock (`dbNowPlus(ms)`, `` sql`now()` ``), never the process's.
+   */
+  readonly patch?: Omit<UpdateObject<Database, 'compensations'>, 'status' | 'updated_at'>;
   /** Narrows the legal sources further (the status the caller saw). */
   readonly onlyFrom?: readonly CompensationStatus[];
   /** Extra guard: the attempt's lease owner must be this. */
@@ -29,6 +32,8 @@ export interface CompensationTransition {
    * alone can come back (failed → running → failed by a second compensator), the count never does.
    */
   readonly atAttempts?: number;
+  /** Extra guard: the attempt's lease has run out, by the database's clock (`lease_until < now()`). */
+  readonly leaseExpired?: true;
 }
 
 /**
@@ -37,7 +42,8 @@ export interface CompensationTransition {
  *
  * ```sql
  * UPDATE compensations SET status = $to, … WHERE run_id = $run AND step_idx = $step
- *    AND status = ANY($allowedFrom) [AND lease_owner = $owner] [AND attempts = $seen] RETURNING *;
+ *    AND status = ANY($allowedFrom) [AND lease_owner = $owner] [AND attempts = $seen]
+ *    [AND lease_until < now()] RETURNING *;
  * UPDATE saga_log SET compensation_status = $to WHERE run_id = $run AND step_idx = $step;
  * INSERT INTO step_events (kind = 'compensation', from, to, cause, detail);
  * ```
@@ -66,6 +72,7 @@ export async function transitionCompensation(
     .where('status', 'in', from.length ? from : ['__none__' as CompensationStatus]);
   if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
   if (t.atAttempts !== undefined) q = q.where('attempts', '=', t.atAttempts);
+  if (t.leaseExpired) q = q.where('lease_until', '<', sql<Date>`now()`);
   const row = prev ? await q.returningAll().executeTakeFirst() : undefined;
   if (!row)
     throw new InvalidTransitionError(t.runId, t.stepIdx, prev?.status ?? null, `compensation ${t.to}`);

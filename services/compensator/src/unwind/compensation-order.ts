@@ -36,7 +36,8 @@ export interface UnwindPlan {
  * every step that depends on it is undone (compensated) or has nothing to undo (skipped), which for the
  * default dependencies is reverse step order. Among the compensations free to run, effects that only
  * internal audiences saw go first; a customer-visible one starts only when no internal one is ready or
- * running. Pure: reads rows, decides, writes nothing.
+ * running. Pure: reads rows, decides, writes nothing. `now` is the database's `now()`, read with the rows
+ * (the due times it is compared with were written on that clock), never the process's.
  */
 export function planUnwind(
   steps: readonly StepRow[],

@@ -1,10 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   appendStepEvent,
   InvalidTransitionError,
-  lookupByKey,
   lookupEvidence,
-  lookupLagPassed,
+  readDeadline,
+  settleFromLookup,
   StepEventKind,
   StepStatus,
   transitionStep,
@@ -28,11 +27,12 @@ const CAUSE = 'compensator: reconcile before unwind';
  * - INTENDED and never claimed (no lease): nothing was sent since its last dispatch, and the run takes no
  *   more work, so it is withdrawn (INTENDED → NOT_EXECUTED under the row lock; an executor that gets the
  *   job later finds it not INTENDED and sends nothing).
- * - INTENDED under a live lease: an executor is sending it now: wait for its outcome.
- * - UNKNOWN, or INTENDED with an expired lease: the tool's lookup by the step's key, with the same rules as
- *   the API's inline lookup and the reconciler (`lookupByKey`, `lookupLagPassed`): found → CONFIRMED;
- *   not found → believed only past the tool's lookupLagMs and after a re-check → NOT_EXECUTED; otherwise
- *   wait, up to {@link unknownWaitMs} from the last attempt, then MANUAL_INTERVENTION with the evidence.
+ * - INTENDED under a live lease (by the database's clock): an executor is sending it now: wait for it.
+ * - UNKNOWN, or INTENDED with an expired lease: core's one lookup rule, shared with the API's inline lookup
+ *   and the reconciler (`settleFromLookup`): found → CONFIRMED; not found, past the tool's lookupLagMs since
+ *   the last attempt (by the database's clock) and re-checked → NOT_EXECUTED; otherwise wait, up to
+ *   {@link unknownWaitMs} from the last attempt (by the database's clock), then MANUAL_INTERVENTION with the
+ *   evidence.
  *
  * Every decision is a compare-and-set on the state the step was seen in; if the reconciler or an executor
  * moved it meanwhile, nothing is written and the next pass sees the new state.
@@ -73,14 +73,18 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
       });
       log.info('unclaimed step withdrawn: the run is unwinding');
     });
-  if (step.status === StepStatus.INTENDED && step.lease_until !== null && step.lease_until > new Date())
+  if (
+    step.status === StepStatus.INTENDED &&
+    step.lease_until !== null &&
+    !(await readDeadline(d.db, step.lease_until, 0)).passed
+  )
     return 'waiting';
 
   const tool = d.registry.get(step.tool);
   const lagMs = tool?.lookupLagMs ?? 0;
+  const since = step.last_attempt_at ?? step.updated_at;
   const giveUp = async (reason: string, evidence: Record<string, unknown>): Promise<ReconcileResult> => {
-    const since = step.last_attempt_at ?? step.updated_at;
-    if (Date.now() - since.getTime() < unknownWaitMs(d.config, lagMs)) return 'waiting';
+    if (!(await readDeadline(d.db, since, unknownWaitMs(d.config, lagMs))).passed) return 'waiting';
     log.warn({ reason }, 'step stays unknown past its wait: manual intervention');
     return write(async (trx) => {
       await transitionStep(trx, {
@@ -97,16 +101,19 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
   };
   if (!tool) return giveUp(`tool ${step.tool} is not registered in this compensator`, {});
 
-  let seen = await lookupByKey(tool, step, log);
+  const { verdict: v, observations } = await settleFromLookup({
+    db: d.db,
+    tool,
+    target: step,
+    lastAttemptAt: since,
+    recheckMs: d.config.LOOKUP_RECHECK_MS,
+    log,
+  });
+  const evidence = lookupEvidence(observations.at(-1)!);
   const lookupEvent = (trx: SagaTrx, detail: Record<string, unknown>) =>
     appendStepEvent(trx, { ...at, kind: StepEventKind.LOOKUP, cause: CAUSE, detail });
-  if (seen.kind === 'absent') {
-    const lag = await lookupLagPassed(d.db, at, lagMs);
-    if (!lag.passed) return giveUp('not found within the tool lookup lag', lookupEvidence(seen));
-    await sleep(d.config.LOOKUP_RECHECK_MS);
-    seen = await lookupByKey(tool, step, log);
-    if (seen.kind === 'absent') {
-      const evidence = lookupEvidence(seen);
+  switch (v.kind) {
+    case 'absent':
       return write(async (trx) => {
         await lookupEvent(trx, { ...evidence, believed: true, rechecked: true });
         await transitionStep(trx, {
@@ -117,27 +124,33 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
           patch: clearLease,
         });
       });
+    case 'found':
+      // Several effects under one forward key: an incident whoever finds it (the reconciler counts its own).
+      if (v.duplicates.length) d.metrics?.duplicateEffects.inc({ tool: step.tool });
+      return write(async (trx) => {
+        await lookupEvent(trx, evidence);
+        await transitionStep(trx, {
+          ...at,
+          ...guard,
+          to: StepStatus.CONFIRMED,
+          cause: 'lookup: found',
+          patch: {
+            ...clearLease,
+            external_ref: v.effect.externalRef,
+            result: JSON.stringify(v.effect.result ?? null),
+          },
+        });
+      });
+    case 'too-early':
+      return giveUp('not found within the tool lookup lag', {
+        ...evidence,
+        believableAt: v.believableAt.toISOString(),
+      });
+    case 'lookup-error':
+      return giveUp(`lookup failed: ${v.error.message}`, evidence);
+    default: {
+      const never: never = v;
+      throw new Error(`unhandled verdict ${JSON.stringify(never)}`);
     }
   }
-  if (seen.kind === 'found') {
-    const { effect } = seen;
-    const evidence = lookupEvidence(seen);
-    // Several effects under one forward key: an incident whoever finds it (the reconciler counts its own).
-    if (effect.duplicates?.length) d.metrics?.duplicateEffects.inc({ tool: step.tool });
-    return write(async (trx) => {
-      await lookupEvent(trx, evidence);
-      await transitionStep(trx, {
-        ...at,
-        ...guard,
-        to: StepStatus.CONFIRMED,
-        cause: 'lookup: found',
-        patch: {
-          ...clearLease,
-          external_ref: effect.externalRef,
-          result: JSON.stringify(effect.result ?? null),
-        },
-      });
-    });
-  }
-  return giveUp(`lookup failed: ${seen.error.message}`, lookupEvidence(seen));
 }

@@ -1,23 +1,28 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sql, type RawBuilder } from 'kysely';
 import {
   appendStepEvent,
+  callTool,
   checkPrecondition,
   classifyToolError,
   CompensationStatus,
   CrashPoint,
+  dbNowPlus,
   InvalidArgsError,
   InvalidTransitionError,
   lookupByKey,
   lookupEvidence,
   parseArgs,
   preconditionEvidence,
+  readDeadline,
   resolveRefs,
+  settleFromLookup,
   StepEventKind,
   StepStatus,
   type CompensationRow,
+  type LookupObservation,
+  type LookupSettlement,
   type StepRow,
 } from '@agent-saga/core';
-import { callTool } from '@agent-saga/dispatcher';
 import { CompensationOutcome, ManualInterventionKind } from '../metrics/compensator-metrics.js';
 import { transitionCompensation, type CompensationTransition } from '../sql/transition-compensation.js';
 import { backoffMs } from './backoff.js';
@@ -28,7 +33,8 @@ import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
  *
  * 1. Evidence first: the compensation tool's lookup by the compensation key. Found → compensated with that
  *    evidence; nothing is sent (a refund already made, a ticket a person already closed under our key).
- *    After an unknown attempt a "not found" is believed only past the tool's lookupLagMs and a re-check;
+ *    After an unknown attempt core's one lookup rule decides (`settleFromLookup`): a "not found" is
+ *    believed only past the tool's lookupLagMs since that attempt, by the database's clock, and a re-check;
  *    before that the compensation waits (never a second refund).
  * 2. The precondition, when the forward tool declares one (`checkPrecondition`): the target as the forward
  *    step left it → go on; already in the compensated state → compensated with that evidence, nothing
@@ -41,6 +47,9 @@ import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
  * 6. The outcome, under this attempt's lease: compensated; failed (refused: retried with the same key
  *    after a backoff with jitter, within COMPENSATION_MAX_ATTEMPTS); unknown (anything else: looked up
  *    by key next time).
+ *
+ * Every lease, due time and give-up deadline is written and read on the database's clock (`dbNowPlus`,
+ * `readDeadline`), never this process's: the reconciler and the executors judge the same rows by it.
  *
  * The run's unwind reason (`unwindReason`, from the run row) reaches the tool as `ctx.unwindReason`, so a
  * compensation that leaves a note on its target (a ticket's closing comment) can say why; the stored
@@ -79,6 +88,7 @@ export async function runCompensation(
   /** Latency from planning to confirmation, and the attempts it took (none: found done, nothing sent). */
   const confirmed = (row: CompensationRow) => {
     const labels = { tool: comp.tool ?? '(none)' };
+    // A metric only (decides nothing): the process clock against the row's creation is close enough.
     d.metrics?.settleLatency.observe(labels, (Date.now() - comp.created_at.getTime()) / 1000);
     if (row.attempts > 0) d.metrics?.attemptsPerEffect.observe(labels, row.attempts);
   };
@@ -114,52 +124,68 @@ export async function runCompensation(
   // A lookup sees the command as it would be sent; a ref that cannot be resolved yet stays a placeholder.
   const target = { ...comp, idempotency_key: comp.idempotency_key, args: argsForLookup(comp.args, steps) };
 
-  // 1. Evidence first.
-  let seen = await lookupByKey(tool, target, log);
-  await appendStepEvent(d.db, {
-    ...at,
-    kind: StepEventKind.COMPENSATION,
-    cause: 'compensator: lookup by the compensation key',
-    detail: lookupEvidence(seen),
-  });
-  if (seen.kind === 'absent' && comp.status === CompensationStatus.UNKNOWN) {
-    const believableAt = new Date((comp.last_attempt_at ?? comp.updated_at).getTime() + tool.lookupLagMs);
-    if (believableAt > new Date())
-      return recheckLater(d, comp, believableAt, 'not found within the tool lookup lag');
-    await sleep(d.config.LOOKUP_RECHECK_MS);
-    seen = await lookupByKey(tool, target, log);
-  }
-  if (seen.kind === 'found') {
-    const { effect } = seen;
-    const moved = await move({
-      ...seenRow,
-      to: CompensationStatus.COMPENSATED,
-      cause:
-        comp.status === CompensationStatus.PENDING
-          ? 'precondition: already compensated (found by the compensation key); nothing sent'
-          : 'lookup: found by the compensation key',
-      detail: lookupEvidence(seen),
-      patch: {
-        external_ref: effect.externalRef,
-        result: JSON.stringify(effect.result ?? null),
-        next_attempt_at: null,
-      },
+  // 1. Evidence first. After an unknown attempt, the one lookup rule (lag on the database's clock, then a
+  //    re-check); before any attempt that may have reached the system (pending, or every attempt refused),
+  //    one "not found" is enough: there is nothing for the vendor's search to lag behind.
+  const sentAt = comp.last_attempt_at ?? comp.updated_at;
+  const looked: Pick<LookupSettlement, 'verdict' | 'observations'> =
+    comp.status === CompensationStatus.UNKNOWN
+      ? await settleFromLookup({
+          db: d.db,
+          tool,
+          target,
+          lastAttemptAt: sentAt,
+          recheckMs: d.config.LOOKUP_RECHECK_MS,
+          log,
+        })
+      : lookedOnce(await lookupByKey(tool, target, log));
+  for (const o of looked.observations)
+    await appendStepEvent(d.db, {
+      ...at,
+      kind: StepEventKind.COMPENSATION,
+      cause: 'compensator: lookup by the compensation key',
+      detail: lookupEvidence(o),
     });
-    if (seen.effect.duplicates?.length) d.metrics?.duplicateEffects.inc({ tool: tool.name });
-    if (moved) {
-      counted(CompensationOutcome.FOUND_BY_KEY);
-      confirmed(moved);
+  const evidence = lookupEvidence(looked.observations.at(-1)!);
+  const v = looked.verdict;
+  switch (v.kind) {
+    case 'found': {
+      const moved = await move({
+        ...seenRow,
+        to: CompensationStatus.COMPENSATED,
+        cause:
+          comp.status === CompensationStatus.PENDING
+            ? 'precondition: already compensated (found by the compensation key); nothing sent'
+            : 'lookup: found by the compensation key',
+        detail: evidence,
+        patch: {
+          external_ref: v.effect.externalRef,
+          result: JSON.stringify(v.effect.result ?? null),
+          next_attempt_at: null,
+        },
+      });
+      if (v.duplicates.length) d.metrics?.duplicateEffects.inc({ tool: tool.name });
+      if (moved) {
+        counted(CompensationOutcome.FOUND_BY_KEY);
+        confirmed(moved);
+      }
+      return;
     }
-    return;
-  }
-  if (comp.status === CompensationStatus.UNKNOWN && seen.kind === 'error') {
-    const since = comp.last_attempt_at ?? comp.updated_at;
-    if (Date.now() - since.getTime() > unknownWaitMs(d.config, tool.lookupLagMs))
-      return void (await giveUp(
-        `outcome unknown and lookups fail: ${seen.error.message}`,
-        lookupEvidence(seen),
-      ));
-    return recheckLater(d, comp, new Date(Date.now() + backoffMs(d.config, comp.attempts)), 'lookup failed');
+    case 'too-early':
+      return recheckLater(d, comp, v.believableAt, 'not found within the tool lookup lag');
+    case 'lookup-error':
+      if (comp.status === CompensationStatus.UNKNOWN) {
+        if ((await readDeadline(d.db, sentAt, unknownWaitMs(d.config, tool.lookupLagMs))).passed)
+          return void (await giveUp(`outcome unknown and lookups fail: ${v.error.message}`, evidence));
+        return recheckLater(d, comp, dbNowPlus(backoffMs(d.config, comp.attempts)), 'lookup failed');
+      }
+      break; // nothing sent yet that could have taken effect: the key keeps the send safe
+    case 'absent':
+      break;
+    default: {
+      const never: never = v;
+      throw new Error(`unhandled verdict ${JSON.stringify(never)}`);
+    }
   }
   if (comp.attempts >= d.config.COMPENSATION_MAX_ATTEMPTS)
     return void (await giveUp(
@@ -199,14 +225,10 @@ export async function runCompensation(
       ));
     if (pre.kind === 'error') {
       const since = comp.last_attempt_at ?? comp.created_at;
-      if (Date.now() - since.getTime() > unknownWaitMs(d.config, forwardTool.lookupLagMs))
+      const wait = unknownWaitMs(d.config, forwardTool.lookupLagMs);
+      if ((await readDeadline(d.db, since, wait)).passed)
         return void (await giveUp(`the precondition cannot be read: ${pre.error.message}`, evidence));
-      return recheckLater(
-        d,
-        comp,
-        new Date(Date.now() + backoffMs(d.config, comp.attempts + 1)),
-        'precondition failed',
-      );
+      return recheckLater(d, comp, dbNowPlus(backoffMs(d.config, comp.attempts + 1)), 'precondition failed');
     }
   }
 
@@ -233,9 +255,10 @@ export async function runCompensation(
     patch: {
       // Guarded by the compare-and-set on the status and count this pass read: `comp.attempts` is current.
       attempts: comp.attempts + 1,
-      lease_until: new Date(Date.now() + leaseMs),
+      // The database's clock, as the executor's claim: the lease is judged by `now()` (drive-run).
+      lease_until: dbNowPlus(leaseMs),
       lease_owner: d.workerId,
-      last_attempt_at: new Date(),
+      last_attempt_at: sql<Date>`now()`,
       next_attempt_at: null,
     },
   });
@@ -300,7 +323,7 @@ export async function runCompensation(
       patch: {
         ...clear,
         error: JSON.stringify(outcome.error),
-        next_attempt_at: exhausted ? null : new Date(Date.now() + backoffMs(d.config, claimed.attempts)),
+        next_attempt_at: exhausted ? null : dbNowPlus(backoffMs(d.config, claimed.attempts)),
         reason: exhausted ? `refused ${claimed.attempts} times: ${outcome.error.message}` : null,
       },
     });
@@ -316,19 +339,23 @@ export async function runCompensation(
     patch: {
       ...clear,
       error: JSON.stringify(outcome.error),
-      next_attempt_at: new Date(
-        Date.now() + Math.max(tool.lookupLagMs, backoffMs(d.config, claimed.attempts)),
-      ),
+      next_attempt_at: dbNowPlus(Math.max(tool.lookupLagMs, backoffMs(d.config, claimed.attempts))),
     },
   });
   if (unknown) counted(CompensationOutcome.UNKNOWN);
 }
 
 /**
- * Leaves a compensation where it is, to be looked at again at `at` (no status change, so no event). Guarded
- * by the status and attempt count this pass read: it never postpones an attempt made meanwhile.
+ * Leaves a compensation where it is, to be looked at again at `at` (no status change, so no event): a
+ * database timestamp, or `dbNowPlus(ms)`. Guarded by the status and attempt count this pass read: it never
+ * postpones an attempt made meanwhile.
  */
-async function recheckLater(d: UnwindDeps, comp: CompensationRow, at: Date, why: string): Promise<void> {
+async function recheckLater(
+  d: UnwindDeps,
+  comp: CompensationRow,
+  at: Date | RawBuilder<Date>,
+  why: string,
+): Promise<void> {
   await d.db
     .updateTable('compensations')
     .set({ next_attempt_at: at })
@@ -337,7 +364,33 @@ async function recheckLater(d: UnwindDeps, comp: CompensationRow, at: Date, why:
     .where('status', '=', comp.status)
     .where('attempts', '=', comp.attempts)
     .execute();
-  d.logger.debug({ runId: comp.run_id, stepIdx: comp.step_idx, at, why }, 'compensation re-check scheduled');
+  const when = at instanceof Date ? { at } : {};
+  d.logger.debug(
+    { runId: comp.run_id, stepIdx: comp.step_idx, ...when, why },
+    'compensation re-check scheduled',
+  );
+}
+
+/**
+ * The verdict of one lookup made before any attempt that may have reached the system: a "not found" is
+ * absence at once (no lag rule applies), a failure learns nothing.
+ */
+function lookedOnce(o: LookupObservation): Pick<LookupSettlement, 'verdict' | 'observations'> {
+  switch (o.kind) {
+    case 'found':
+      return {
+        verdict: { kind: 'found', effect: o.effect, duplicates: o.effect.duplicates ?? [] },
+        observations: [o],
+      };
+    case 'absent':
+      return { verdict: { kind: 'absent' }, observations: [o] };
+    case 'error':
+      return { verdict: { kind: 'lookup-error', error: o.error }, observations: [o] };
+    default: {
+      const never: never = o;
+      throw new Error(`unhandled observation ${JSON.stringify(never)}`);
+    }
+  }
 }
 
 /** A `ref(key)` that names no CONFIRMED step with an external ref: guessing would undo the wrong thing. */

@@ -9,7 +9,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics.js';
-import type { Logger } from '@agent-saga/core';
+import { sagaDbOptions, type Logger } from '@agent-saga/core';
 import type { ApiDeps } from './api-deps.js';
 import { createAuthenticate } from './auth.js';
 import { toHttpError } from './http-errors.js';
@@ -55,8 +55,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   const deliveries = createDeliveryGroup(deps.db);
   const stepReads = createStepReadGroup(deps.db);
   const waiter = createSettleWaiter({
-    url: deps.config.DATABASE_URL,
-    schema: deps.schema,
+    db: { ...sagaDbOptions(deps.config, 'api-listen', 1), schema: deps.schema },
     logger: deps.logger,
   });
   const metrics = createApiMetrics(deps.db);

@@ -51,6 +51,8 @@ export interface IntakeRequest {
   readonly relayGraceMs: number;
   /** How long a held step waits for its approval (APPROVAL_TTL_MS). */
   readonly approvalTtlMs: number;
+  /** SAGA_MAX_REDISPATCHES: past it, a step proven absent goes to a person instead of being sent again. */
+  readonly maxRedispatches: number;
 }
 
 /**
@@ -227,7 +229,11 @@ async function retryStep(trx: SagaTrx, req: IntakeRequest, step: ExistingStep): 
         schema: req.schema,
         notifyRelay: !req.fastPath,
         relayGraceMs: req.fastPath ? req.relayGraceMs : 0,
+        by: { kind: 'harness', maxRedispatches: req.maxRedispatches },
       });
+      // Budget spent: the step is MANUAL_INTERVENTION with a case; the answer says so, nothing is sent.
+      if (redispatch.kind === 'budget-spent')
+        return { kind: 'step', step: redispatch.row, replayed: true, dispatch: null, delivered: false };
       return {
         kind: 'step',
         step: redispatch.row,

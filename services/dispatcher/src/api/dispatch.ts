@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Logger, SagaTrx, StepRow } from '@agent-saga/core';
+import { withinMs, type Logger, type SagaTrx, type StepRow } from '@agent-saga/core';
 import { executeJobSchema, publishExecute, type ExecuteJob } from '../queue/execute-queue.js';
 
 /** A committed outbox message that the fast path may publish at once. */
@@ -35,14 +35,21 @@ export function firstDispatch(row: Pick<StepRow, 'run_id' | 'step_idx' | 'idempo
 }
 
 /**
- * The fast path: adds the job right after the commit instead of waiting for the relay. Best effort: a
- * failure is logged and left to the relay, which sweeps every outbox row the fast path missed (the outbox,
- * not this call, is the source of truth). The job id makes a later relay publish of the same row a no-op.
- * The outbox row is not marked here; the executor's claim marks it published.
+ * The fast path: adds the job right after the commit instead of waiting for the relay. Best effort and
+ * bounded: a failure, or no answer within `timeoutMs` (Redis down or not yet reconnected), is logged and
+ * left to the relay, which sweeps every outbox row the fast path missed (the outbox, not this call, is the
+ * source of truth). The job id makes a later relay publish of the same row a no-op, and an add that lands
+ * after the bound is a no-op for the relay's in turn. The outbox row is not marked here; the executor's
+ * claim marks it published.
  */
-export async function publishFast(queue: Queue<ExecuteJob>, d: Dispatch, log: Logger): Promise<void> {
+export async function publishFast(
+  queue: Queue<ExecuteJob>,
+  d: Dispatch,
+  log: Logger,
+  timeoutMs: number,
+): Promise<void> {
   try {
-    await publishExecute(queue, d.jobId, d.data);
+    await withinMs(publishExecute(queue, d.jobId, d.data), timeoutMs, 'fast-path publish');
   } catch (err) {
     log.warn({ err, jobId: d.jobId }, 'fast-path publish failed; the outbox relay will publish the step');
   }

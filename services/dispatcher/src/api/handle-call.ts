@@ -78,6 +78,7 @@ export async function handleCall(
       fastPath: ctx.config.SAGA_FAST_PATH,
       approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
       relayGraceMs: ctx.config.RELAY_GRACE_MS,
+      maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
     }),
   );
   const committedAt = performance.now();
@@ -92,6 +93,7 @@ export async function handleCall(
             tool,
             step: intake.step,
             recheckMs: ctx.config.LOOKUP_RECHECK_MS,
+            maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
             log,
           })),
           delivered: false,
@@ -147,6 +149,7 @@ async function settle(
         ctx.queue,
         dispatch,
         log.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key }),
+        ctx.config.FAST_PATH_PUBLISH_TIMEOUT_MS,
       );
     return await awaitSettle(ctx.stepReads, watch, step.idempotency_key, waitMs, unseen ? step : undefined);
   } finally {

@@ -1,4 +1,11 @@
-import { ApprovalKind, createApproval, redactArgs, type ApprovalRow, type SagaTrx } from '@agent-saga/core';
+import {
+  ApprovalKind,
+  createApproval,
+  readDbNow,
+  redactArgs,
+  type ApprovalRow,
+  type SagaTrx,
+} from '@agent-saga/core';
 import type { IntakeRequest } from './call-intake.js';
 import type { IntentPlan } from './intent-plan.js';
 
@@ -14,7 +21,8 @@ export async function holdForApproval(
   stepIdx: number,
   plan: IntentPlan,
 ): Promise<ApprovalRow> {
-  const expiresAt = new Date(Date.now() + req.approvalTtlMs);
+  // The deadline on the database's clock, the one the expiry sweep and the decision compare with `now()`.
+  const expiresAt = new Date((await readDbNow(trx)).getTime() + req.approvalTtlMs);
   return createApproval(trx, {
     tenantId: req.tenantId,
     runId: req.runId,

@@ -4,6 +4,8 @@ import {
   ApprovalHashMismatchError,
   CaseActionError,
   ClientError,
+  CorrectionSendingError,
+  InvalidCorrectionTransitionError,
   ForbiddenError,
   PivotRequiredError,
   PivotStagedError,
@@ -80,6 +82,21 @@ function mapKnown(err: unknown): Omit<HttpError, 'internal'> | undefined {
         approvalId: err.approvalId,
         expiresAt: err.expiresAt.toISOString(),
       }),
+    };
+  if (err instanceof CorrectionSendingError)
+    return {
+      status: 409,
+      body: body(err.code, err.message, {
+        correctionId: err.correctionId,
+        status: err.status,
+        believableAt: err.believableAt?.toISOString() ?? null,
+      }),
+    };
+  // A correction moved between our read and our write (a sweep settled it): read it again.
+  if (err instanceof InvalidCorrectionTransitionError)
+    return {
+      status: 409,
+      body: body(err.code, err.message, { correctionId: err.correctionId, status: err.from }),
     };
   if (err instanceof CaseActionError)
     return { status: 409, body: body(err.code, err.message, { caseId: err.caseId }) };

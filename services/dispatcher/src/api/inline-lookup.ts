@@ -1,19 +1,18 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   appendStepEvent,
   lockRun,
-  lookupByKey,
-  lookupLagPassed,
+  lookupEvidence,
   redispatchStep,
+  settleFromLookup,
   StepEventKind,
   StepStatus,
   transitionStep,
   type AnyTool,
   type Logger,
   type SagaDb,
+  type LookupSettlement,
   type SagaTrx,
   type StepRow,
-  type ToolEffect,
 } from '@agent-saga/core';
 import { readDispatch, type Dispatch } from './dispatch.js';
 
@@ -26,6 +25,8 @@ export interface LookupRequest {
   readonly step: StepRow;
   /** Pause before a "not found" is checked once more (search indexes lag). */
   readonly recheckMs: number;
+  /** SAGA_MAX_REDISPATCHES: past it, a step proven absent goes to a person instead of being sent again. */
+  readonly maxRedispatches: number;
   readonly log: Logger;
 }
 
@@ -41,9 +42,10 @@ export interface LookupOutcome {
  * tool's `lookup` for the step's key.
  * - Found: the step is CONFIRMED with what the real system holds; nothing is executed again.
  * - Not found: believed only when the step's last attempt was sent more than the tool's `lookupLagMs` ago
- *   and a second lookup after `recheckMs` agrees; then the step is NOT_EXECUTED and re-dispatched with the
- *   same key and its stored arguments. Otherwise (too early, or the lookup failed) it stays, or becomes,
- *   UNKNOWN and the caller is told so.
+ *   (by the database's clock) and a second lookup after `recheckMs` agrees (core's one rule,
+ *   `settleFromLookup`); then the step is NOT_EXECUTED and re-dispatched with the same key and its stored
+ *   arguments. Otherwise (too early, or the lookup failed) it stays, or becomes, UNKNOWN and the caller is
+ *   told so.
  *
  * Lookups run outside any transaction (they call the real system). The decision is written afterwards under
  * the run's lock, by compare-and-set on the state the step was seen in: if an executor or another retry moved
@@ -55,28 +57,29 @@ export async function resolveByLookup(req: LookupRequest): Promise<LookupOutcome
     stepIdx: req.step.step_idx,
     key: req.step.idempotency_key,
   });
-  const at = { runId: req.step.run_id, stepIdx: req.step.step_idx };
-  let seen = await lookupByKey(req.tool, req.step, log);
-  if (seen.kind === 'absent') {
-    if (!(await lookupLagPassed(req.db, at, req.tool.lookupLagMs)).passed)
-      return settle(req, log, {
-        kind: 'unseen',
-        reason: `not found within lookupLagMs (${req.tool.lookupLagMs} ms) of the last attempt`,
-      });
-    await sleep(req.recheckMs);
-    seen = await lookupByKey(req.tool, req.step, log);
-    if (seen.kind === 'absent') return settle(req, log, { kind: 'absent' });
-  }
-  if (seen.kind === 'found') return settle(req, log, { kind: 'found', effect: seen.effect });
-  return settle(req, log, { kind: 'unseen', reason: `lookup failed: ${seen.error.message}` });
+  const settled = await settleFromLookup({
+    db: req.db,
+    tool: req.tool,
+    target: req.step,
+    lastAttemptAt: req.step.last_attempt_at ?? req.step.updated_at,
+    recheckMs: req.recheckMs,
+    log,
+  });
+  return settle(req, log, settled);
 }
 
-type Verdict =
-  | { readonly kind: 'found'; readonly effect: ToolEffect }
-  | { readonly kind: 'absent' }
-  | { readonly kind: 'unseen'; readonly reason: string };
+/** Why a verdict leaves the step unknown, for its LOOKUP event and the log. */
+function unseenReason(
+  req: LookupRequest,
+  v: Extract<LookupSettlement['verdict'], { kind: 'too-early' | 'lookup-error' }>,
+): string {
+  return v.kind === 'too-early'
+    ? `not found within lookupLagMs (${req.tool.lookupLagMs} ms) of the last attempt`
+    : `lookup failed: ${v.error.message}`;
+}
 
-async function settle(req: LookupRequest, log: Logger, v: Verdict): Promise<LookupOutcome> {
+async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement): Promise<LookupOutcome> {
+  const v = settled.verdict;
   return req.db.transaction().execute(async (trx) => {
     const seenAs = req.step;
     await lockRun(trx, req.tenantId, seenAs.run_id);
@@ -101,15 +104,16 @@ async function settle(req: LookupRequest, log: Logger, v: Verdict): Promise<Look
       ...(seenAs.lease_owner !== null ? { leaseOwner: seenAs.lease_owner } : {}),
     };
     const clearLease = { lease_until: null, lease_owner: null };
+    const lookups = settled.observations.map(lookupEvidence);
     switch (v.kind) {
       case 'found': {
         await lookupEvent(trx, at, {
           found: true,
           externalRef: v.effect.externalRef,
-          duplicates: v.effect.duplicates ?? null,
+          duplicates: v.duplicates.length ? v.duplicates : null,
+          lookups,
         });
-        if (v.effect.duplicates?.length)
-          log.error({ duplicates: v.effect.duplicates }, 'duplicate effects under one key');
+        if (v.duplicates.length) log.error({ duplicates: v.duplicates }, 'duplicate effects under one key');
         const row = await transitionStep(trx, {
           ...at,
           ...guard,
@@ -125,7 +129,7 @@ async function settle(req: LookupRequest, log: Logger, v: Verdict): Promise<Look
         return { step: row, replayed: true, dispatch: null };
       }
       case 'absent': {
-        await lookupEvent(trx, at, { found: false, believed: true, rechecked: true });
+        await lookupEvent(trx, at, { found: false, believed: true, rechecked: true, lookups });
         await transitionStep(trx, {
           ...at,
           ...guard,
@@ -136,7 +140,15 @@ async function settle(req: LookupRequest, log: Logger, v: Verdict): Promise<Look
         const redispatch = await redispatchStep(trx, {
           ...at,
           cause: 'retry call: re-dispatch after the lookup proved absence',
+          by: { kind: 'harness', maxRedispatches: req.maxRedispatches },
         });
+        if (redispatch.kind === 'budget-spent') {
+          log.warn(
+            { redispatches: redispatch.redispatches },
+            'inline lookup proved absence again; re-dispatch budget spent: the step needs a person',
+          );
+          return { step: redispatch.row, replayed: true, dispatch: null };
+        }
         log.info({ dispatchNo: redispatch.dispatchNo }, 'inline lookup proved absence; step re-dispatched');
         return {
           step: redispatch.row,
@@ -144,8 +156,16 @@ async function settle(req: LookupRequest, log: Logger, v: Verdict): Promise<Look
           dispatch: await readDispatch(trx, seenAs.idempotency_key),
         };
       }
-      case 'unseen': {
-        await lookupEvent(trx, at, { found: false, believed: false, reason: v.reason });
+      case 'too-early':
+      case 'lookup-error': {
+        const reason = unseenReason(req, v);
+        await lookupEvent(trx, at, {
+          found: false,
+          believed: false,
+          reason,
+          lookups,
+          ...(v.kind === 'too-early' ? { believableAt: v.believableAt.toISOString() } : {}),
+        });
         let row = now;
         if (seenAs.status === StepStatus.INTENDED)
           // The lease ran out with no outcome recorded: whoever held it is gone; the outcome is unknown.
@@ -156,7 +176,7 @@ async function settle(req: LookupRequest, log: Logger, v: Verdict): Promise<Look
             cause: 'lease expired; lookup could not settle it',
             patch: clearLease,
           });
-        log.info({ reason: v.reason }, 'inline lookup could not settle the step; it stays unknown');
+        log.info({ reason }, 'inline lookup could not settle the step; it stays unknown');
         return { step: row, replayed: true, dispatch: null };
       }
       default: {

@@ -1,11 +1,4 @@
-import {
-  ClientError,
-  SagaError,
-  stepKey,
-  type AnyTool,
-  type Logger,
-  type ToolContext,
-} from '@agent-saga/core';
+import { callTool, ClientError, SagaError, stepKey, type AnyTool, type Logger } from '@agent-saga/core';
 import type { CallAnswer } from './call-outcome.js';
 
 /** A pure tool threw something other than a ClientError (it only reads; the caller may simply retry). */
@@ -16,7 +9,7 @@ export class PureToolError extends SagaError {
 /**
  * Runs a pure tool at once: it only reads, so there is no saga-log row, no key to keep, and the cursor does
  * not move. It still gets a full context (with a key derived from the position it was called at, for
- * tracing) and is aborted at its timeout.
+ * tracing) and is aborted at its timeout, by core's one `callTool`.
  */
 export async function runPureTool(input: {
   readonly tool: AnyTool;
@@ -26,33 +19,20 @@ export async function runPureTool(input: {
   readonly stepIdx: number;
   readonly log: Logger;
 }): Promise<CallAnswer> {
-  const signal = AbortSignal.timeout(input.tool.timeoutMs);
   const key = stepKey(input.runId, input.stepIdx, `pure:${input.tool.name}`);
-  const ctx: ToolContext = {
+  const call = await callTool(input.tool, input.args, {
     idempotencyKey: key,
     runId: input.runId,
     stepIdx: input.stepIdx,
     tenantId: input.tenantId,
     attempt: 1,
-    signal,
     logger: input.log.child({ runId: input.runId, stepIdx: input.stepIdx, key, tool: input.tool.name }),
-  };
-  try {
-    const effect = await Promise.race([input.tool.execute(input.args, ctx), abortAsError(signal)]);
-    return { statusCode: 200, body: { status: 'PURE', result: effect.result } };
-  } catch (err) {
-    if (err instanceof ClientError) throw err;
-    throw new PureToolError(
-      `pure tool ${input.tool.name} failed: ${err instanceof Error ? err.message : String(err)}`,
-      {
-        cause: err,
-      },
-    );
-  }
-}
-
-function abortAsError(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) =>
-    signal.addEventListener('abort', () => reject(new Error('timed out')), { once: true }),
+  });
+  if (call.ok) return { statusCode: 200, body: { status: 'PURE', result: call.effect.result } };
+  const err = call.error;
+  if (err instanceof ClientError) throw err;
+  throw new PureToolError(
+    `pure tool ${input.tool.name} failed: ${err instanceof Error ? err.message : String(err)}`,
+    { cause: err },
   );
 }

@@ -1,4 +1,10 @@
-import { listenChannel, stepSettledChannel, type ChannelListener, type Logger } from '@agent-saga/core';
+import {
+  listenChannel,
+  stepSettledChannel,
+  type ChannelListener,
+  type DbOptions,
+  type Logger,
+} from '@agent-saga/core';
 
 /** Why a {@link StepWatch.next} returned. */
 export type WakeReason = 'notified' | 'timeout' | 'closed';
@@ -41,8 +47,8 @@ interface Entry {
  * while it was down are gone and each waiter must re-read its step.
  */
 export function createSettleWaiter(opts: {
-  readonly url: string;
-  readonly schema: string;
+  /** Settings of the LISTEN session (`sagaDbOptions`: the API's schema and bounded waits). */
+  readonly db: DbOptions;
   readonly logger: Logger;
 }): SettleWaiter {
   const watches = new Map<string, Set<Entry>>();
@@ -65,8 +71,8 @@ export function createSettleWaiter(opts: {
 
   async function start(): Promise<void> {
     listener = await listenChannel({
-      db: { url: opts.url, schema: opts.schema, applicationName: 'agent-saga-api-listen' },
-      channel: stepSettledChannel(opts.schema),
+      db: opts.db,
+      channel: stepSettledChannel(opts.db.schema),
       onNotify(key) {
         const set = key ? watches.get(key) : undefined;
         if (set) for (const e of set) wake(e, 'notified');

@@ -8,6 +8,7 @@ import {
   lockRun,
   parseArgs,
   PivotStagedError,
+  readDbNow,
   recordIntent,
   redactArgs,
   refuseApprovedSteps,
@@ -115,7 +116,7 @@ export async function stagePivot(
     });
     return { tool, args, stepIdx, plan };
   });
-  const expiresAt = deadline(steps, req.registry, req.approvalTtlMs);
+  const expiresAt = deadline(steps, req.registry, req.approvalTtlMs, await readDbNow(trx));
   const approval = await createApproval(trx, {
     tenantId: req.tenantId,
     runId: req.runId,
@@ -191,8 +192,12 @@ function commitTool(
   }
 }
 
-function deadline(steps: readonly StepRow[], registry: ToolRegistry, ttlMs: number): Date {
-  let end = Date.now() + ttlMs;
+/**
+ * The approval's deadline, on the database's clock (`dbNow`, read in the staging transaction; the holds'
+ * `created_at` are the database's too): the expiry sweep and the decision compare it with `now()`.
+ */
+function deadline(steps: readonly StepRow[], registry: ToolRegistry, ttlMs: number, dbNow: Date): Date {
+  let end = dbNow.getTime() + ttlMs;
   for (const s of steps) {
     const hold = s.status === StepStatus.CONFIRMED ? registry.get(s.tool)?.holdWindowMs : undefined;
     if (hold !== undefined) end = Math.min(end, s.created_at.getTime() + hold);

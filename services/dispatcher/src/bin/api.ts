@@ -8,7 +8,7 @@ import { createLogger, loadToolRegistry, openSagaDb, type Logger } from '@agent-
 import { buildApi } from '../api/build-api.js';
 import { loadDispatcherConfig } from '../config.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
-import { bullmqConnection } from '@agent-saga/core';
+import { bullmqProducerConnection, closeWithin } from '@agent-saga/core';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 
 async function main(): Promise<void> {
@@ -17,15 +17,21 @@ async function main(): Promise<void> {
     const config = loadDispatcherConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-api' });
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
-    const { db } = await openSagaDb(config, 'api', config.DB_POOL_SIZE);
-    const queue = createExecuteQueue(bullmqConnection(config.REDIS_URL), config.SAGA_QUEUE_PREFIX);
+    const { db } = await openSagaDb(config, 'api', config.DB_POOL_SIZE, logger);
+    // A producer connection: while Redis is down the fast path fails at once and the relay takes over.
+    const queue = createExecuteQueue(
+      bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+      config.SAGA_QUEUE_PREFIX,
+    );
+    const log = logger;
+    queue.on('error', (err) => log.warn({ err }, 'redis error on the execute queue; reconnecting'));
     const { app } = await buildApi({ db, schema: config.SAGA_DB_SCHEMA, registry, queue, config, logger });
     await app.listen({ host: config.HOST, port: config.PORT });
     drainOnSignal({
       logger,
       async drain() {
         await app.close();
-        await queue.close();
+        await closeWithin('the execute queue', () => queue.close(), log);
         await db.destroy();
       },
     });

@@ -10,14 +10,20 @@ import { createExecutorWorker } from '../executor/executor-worker.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
 import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
-import { bullmqConnection } from '@agent-saga/core';
+import {
+  bullmqProducerConnection,
+  bullmqWorkerConnection,
+  closeWithin,
+  postgresProbe,
+} from '@agent-saga/core';
+import { createExecuteQueue } from '../queue/execute-queue.js';
 
 async function main(): Promise<void> {
   let logger: Logger | undefined;
   try {
     const config = loadDispatcherConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-executor' });
-    const { db } = await openSagaDb(config, 'executor', config.DB_POOL_SIZE);
+    const { db } = await openSagaDb(config, 'executor', config.DB_POOL_SIZE, logger);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     const metrics = createWorkerMetrics(
       'executor',
@@ -27,19 +33,35 @@ async function main(): Promise<void> {
       db,
       registry,
       config,
-      connection: bullmqConnection(config.REDIS_URL),
+      // A worker connection: waits for Redis through an outage and carries on.
+      connection: bullmqWorkerConnection(config.REDIS_URL),
       crash: createCrashPoints(config.SAGA_CRASH_POINTS),
       logger,
       metrics,
     });
     executor.start();
-    const metricsServer =
-      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
+    // Only for /readyz: a fail-fast connection to check Redis through (the worker's own connections wait).
+    const probeQueue =
+      config.METRICS_PORT > 0
+        ? createExecuteQueue(
+            bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+            config.SAGA_QUEUE_PREFIX,
+          )
+        : undefined;
+    const log = logger;
+    probeQueue?.on('error', (err) => log.debug({ err }, 'redis error on the readiness connection'));
+    const metricsServer = probeQueue
+      ? await startMetricsServer(metrics.registry, config.METRICS_PORT, {
+          database: postgresProbe(db),
+          redis: () => probeQueue.count(),
+        })
+      : undefined;
     drainOnSignal({
       logger,
       async drain() {
         await executor.close(config.EXECUTOR_DRAIN_MS);
         if (metricsServer) await stopMetricsServer(metricsServer);
+        if (probeQueue) await closeWithin('the readiness connection', () => probeQueue.close(), log);
         await db.destroy();
       },
       hurry: () => executor.abortRunning(),

@@ -7,7 +7,7 @@ import { loadDispatcherConfig } from '../config.js';
 import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
 import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
-import { bullmqConnection } from '@agent-saga/core';
+import { bullmqProducerConnection, closeWithin, postgresProbe } from '@agent-saga/core';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 import { createOutboxRelay } from '../relay/outbox-relay.js';
 
@@ -16,8 +16,14 @@ async function main(): Promise<void> {
   try {
     const config = loadDispatcherConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-relay' });
-    const { db, dbOptions } = await openSagaDb(config, 'relay', Math.min(config.DB_POOL_SIZE, 4));
-    const queue = createExecuteQueue(bullmqConnection(config.REDIS_URL), config.SAGA_QUEUE_PREFIX);
+    const { db, dbOptions } = await openSagaDb(config, 'relay', Math.min(config.DB_POOL_SIZE, 4), logger);
+    // A producer connection: while Redis is down a batch fails fast and is given back (no offline queue).
+    const queue = createExecuteQueue(
+      bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+      config.SAGA_QUEUE_PREFIX,
+    );
+    const log = logger;
+    queue.on('error', (err) => log.warn({ err }, 'redis error on the execute queue; reconnecting'));
     const metrics = createWorkerMetrics(
       'relay',
       config.SAGA_LOG_GAUGES ? { db, cacheMs: config.SAGA_LOG_GAUGES_CACHE_MS, logger } : undefined,
@@ -33,14 +39,18 @@ async function main(): Promise<void> {
     });
     await relay.start();
     const metricsServer =
-      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
-    const log = logger;
+      config.METRICS_PORT > 0
+        ? await startMetricsServer(metrics.registry, config.METRICS_PORT, {
+            database: postgresProbe(db),
+            redis: () => queue.count(),
+          })
+        : undefined;
     drainOnSignal({
       logger: log,
       async drain() {
         await relay.stop();
         if (metricsServer) await stopMetricsServer(metricsServer);
-        await queue.close();
+        await closeWithin('the execute queue', () => queue.close(), log);
         await db.destroy();
       },
     });

@@ -1,7 +1,9 @@
 import {
+  callTool,
   claimStep,
   claimStepSlow,
   followUpRun,
+  approvedVersionRefusal,
   recordOutcomeSlow,
   type ClaimResult,
   classifyToolError,
@@ -12,6 +14,7 @@ import {
   recordOutcome,
   StepStatus,
   type AnyTool,
+  type RunStatus,
   type Logger,
   type RecordOutcomeResult,
   type SagaDb,
@@ -22,7 +25,7 @@ import {
 import type { DispatcherConfig } from '../config.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import type { ExecuteJob } from '../queue/execute-queue.js';
-import { callTool } from './call-tool.js';
+import { ClaimFailedError } from './claim-failed-error.js';
 import type { ExecutorGroups } from './executor-groups.js';
 
 export interface ExecuteStepDeps {
@@ -71,6 +74,8 @@ export function leasePlan(d: Pick<ExecuteStepDeps, 'registry' | 'config'>): Leas
  * - `lease-expired`: an earlier attempt died holding the step; it was moved to UNKNOWN, not run again.
  * - `held`: another attempt holds a live lease until `leaseUntil`; nothing was done.
  * - `duplicate`: the step is no longer INTENDED (already run, or settled elsewhere); nothing was done.
+ * - `withdrawn`: the step's run is COMPENSATING or terminal (`runStatus`): the claim withdrew it
+ *   (NOT_EXECUTED, the reason in its events) and nothing was sent.
  * - `missing`: no step has this key (its schema was dropped, or the job is foreign).
  */
 export type ExecuteStepResult =
@@ -82,6 +87,7 @@ export type ExecuteStepResult =
   | { readonly kind: 'lease-expired' }
   | { readonly kind: 'held'; readonly leaseUntil: Date }
   | { readonly kind: 'duplicate'; readonly status: StepStatus }
+  | { readonly kind: 'withdrawn'; readonly runStatus: RunStatus }
   | { readonly kind: 'missing' };
 
 /**
@@ -89,6 +95,14 @@ export type ExecuteStepResult =
  * LEASE_MARGIN_MS, call the tool with the stored arguments (parsed again with its schema), record the
  * outcome. Never retries: an UNKNOWN step is the reconciler's to resolve. The named crash points sit at
  * the two boundaries where a dead process leaves the most to recover.
+ *
+ * Failures, by when they happen:
+ * - the claim throws (database error): {@link ClaimFailedError}; the tool was not called, the worker retries
+ *   the job with a backoff;
+ * - anything after the claim (the tool's call, recording its outcome) that throws escapes as is: the job
+ *   fails and is never retried, since the tool may have run. The step keeps this worker's lease; once it
+ *   expires the reconciler takes the INTENDED step with a lapsed lease, looks the effect up by key, and
+ *   settles it (CONFIRMED, or NOT_EXECUTED and re-dispatched), like a crash after the tool.
  */
 export async function executeStep(
   d: ExecuteStepDeps,
@@ -106,12 +120,18 @@ export async function executeStep(
     jobId,
     schema: d.config.SAGA_DB_SCHEMA,
   };
-  const grouped = d.groups ? await d.groups.claim.submit({ key: job.key, jobId }) : null;
-  const claim: ClaimResult = grouped
-    ? { kind: 'claimed', row: grouped }
-    : d.groups
-      ? await claimStepSlow(d.db, claimInput)
-      : await claimStep(d.db, claimInput);
+  let claim: ClaimResult;
+  try {
+    const grouped = d.groups ? await d.groups.claim.submit({ key: job.key, jobId }) : null;
+    claim = grouped
+      ? { kind: 'claimed', row: grouped }
+      : d.groups
+        ? await claimStepSlow(d.db, claimInput)
+        : await claimStep(d.db, claimInput);
+  } catch (err) {
+    // Before the tool: the one failure the worker may retry (see ClaimFailedError).
+    throw new ClaimFailedError(job.key, err);
+  }
   switch (claim.kind) {
     case 'claimed':
       return { kind: 'executed', ...(await runClaimed(d, d.registry.get(claim.row.tool), claim.row)) };
@@ -125,6 +145,12 @@ export async function executeStep(
       return { kind: 'held', leaseUntil: claim.leaseUntil };
     case 'not-intended':
       return { kind: 'duplicate', status: claim.status };
+    case 'run-not-running':
+      d.logger.info(
+        { runId: claim.row.run_id, stepIdx: claim.row.step_idx, key: job.key, runStatus: claim.runStatus },
+        'run no longer goes forward: step withdrawn (NOT_EXECUTED), nothing sent',
+      );
+      return { kind: 'withdrawn', runStatus: claim.runStatus };
     case 'missing':
       return { kind: 'missing' };
     default: {
@@ -227,7 +253,8 @@ function observeSettled(
 
 /**
  * The call as stored, made with today's definition. A definition whose version differs from the one that
- * wrote the row still runs the stored arguments if they parse. When they no longer parse, or the tool is
+ * wrote the row still runs the stored arguments if they parse, unless a person approved the step: then
+ * only the approved version runs (`approvedVersionRefusal`: FAILED, nothing sent). When they no longer parse, or the tool is
  * gone from the registry, nothing can be sent: FAILED is honest ("nothing happened"), and the model
  * learns at once rather than waiting on a step no executor can run.
  */
@@ -246,6 +273,14 @@ function prepareCall(
         },
       },
     };
+  const refused = approvedVersionRefusal(tool.version, row);
+  if (refused) {
+    logger.error(
+      { tool: tool.name, approvedVersion: row.tool_version, version: tool.version },
+      'tool version differs from the one the approval bound; nothing sent',
+    );
+    return { outcome: refused };
+  }
   if (tool.version !== row.tool_version)
     logger.warn(
       { tool: tool.name, storedVersion: row.tool_version, version: tool.version },

@@ -4,6 +4,7 @@ import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type 
 import { OutcomeUnknownError } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 import { EXECUTE_QUEUE, executeJobSchema, type ExecuteJob } from '../queue/execute-queue.js';
+import { ClaimFailedError } from './claim-failed-error.js';
 import { executeStep, leasePlan, type ExecuteStepDeps, type ExecuteStepResult } from './execute-step.js';
 import { createExecutorGroups } from './executor-groups.js';
 
@@ -12,6 +13,22 @@ import { createExecutorGroups } from './executor-groups.js';
  * database's clock, the delay is counted by this process's.
  */
 const HELD_RECHECK_SLACK_MS = 250;
+
+/**
+ * Backoff of a job whose claim failed on a database error: 500 ms doubling to 15 s. Why: a connection reset
+ * or a failover heals in a second or two, a restart in tens of seconds; the retries stop after
+ * CLAIM_RETRIES (about 1.5 min in all), and the job then fails. A longer outage is the republish's
+ * (`republishUnclaimedIntents`: a fresh job id once the step has stayed unclaimed past its bound), since a
+ * failed job keeps its id for a day (`removeOnFail`) and the relay cannot add it again.
+ */
+const CLAIM_RETRY_BASE_MS = 500;
+const CLAIM_RETRY_MAX_MS = 15_000;
+const CLAIM_RETRIES = 10;
+
+/** The delay before the `retry`-th retry (1-based) of a failed claim. */
+export function claimRetryDelayMs(retry: number): number {
+  return Math.min(CLAIM_RETRY_MAX_MS, CLAIM_RETRY_BASE_MS * 2 ** Math.max(0, retry - 1));
+}
 
 export interface ExecutorWorker {
   readonly worker: Worker<ExecuteJob, ExecuteStepResult['kind']>;
@@ -48,6 +65,11 @@ export function newWorkerId(): string {
  * lease (BullMQ's stalled check after a worker stopped renewing its lock) is not run: it is delayed to just
  * after the lease ends and looks again, when the step is either settled by its holder (nothing to do) or
  * still INTENDED with the lease expired (moved to UNKNOWN, never executed twice).
+ *
+ * BullMQ never retries a job by itself (`attempts: 1`): the worker decides. A claim that failed on a database
+ * error ({@link ClaimFailedError}: the tool was not called) is delayed with a backoff and tried again, as a
+ * held job is; any other failure (the tool, or recording its outcome, after the tool may have run) fails the
+ * job and is never retried blindly: the step's lease runs out and the reconciler settles it by lookup.
  */
 export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
   const shutdown = new AbortController();
@@ -65,7 +87,20 @@ export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
   const processor = async (job: Job<ExecuteJob>, token?: string): Promise<ExecuteStepResult['kind']> => {
     const data = executeJobSchema.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`execute job ${job.id} has malformed data`);
-    const result = await executeStep(deps, data.data, job.id ?? data.data.key);
+    let result: ExecuteStepResult;
+    try {
+      result = await executeStep(deps, data.data, job.id ?? data.data.key);
+    } catch (err) {
+      // Only a failure that provably happened before the tool ran is retried; anything else fails the job.
+      if (!(err instanceof ClaimFailedError)) throw err;
+      // attemptsStarted counts every move to active, the first delivery included.
+      const retry = job.attemptsStarted;
+      if (retry > CLAIM_RETRIES) throw err;
+      const delayMs = claimRetryDelayMs(retry);
+      d.logger.warn({ err, jobId: job.id, key: data.data.key, retry, delayMs }, 'claim failed; job retried');
+      await job.moveToDelayed(Date.now() + delayMs, token);
+      throw new DelayedError();
+    }
     if (result.kind === 'held') {
       await job.moveToDelayed(result.leaseUntil.getTime() + HELD_RECHECK_SLACK_MS, token);
       throw new DelayedError();

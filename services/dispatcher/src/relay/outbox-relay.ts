@@ -15,7 +15,10 @@ import { publishOutboxBatch } from './publish-outbox-batch.js';
 
 export interface OutboxRelay {
   start(): Promise<void>;
-  /** Stops claiming: no new batch starts; the batch under way finishes (publishes and marks). */
+  /**
+   * Stops claiming: no new batch starts; the batch under way finishes (publishes and marks, or gives its
+   * rows back), within its bounded publish.
+   */
   stop(): Promise<void>;
   /** Sweeps now. Resolves when the sweep under way (or the one this call started) ends. */
   sweep(): Promise<void>;
@@ -32,6 +35,8 @@ export interface OutboxRelayDeps {
     | 'RELAY_DEBOUNCE_MS'
     | 'RELAY_GRACE_MS'
     | 'SAGA_FAST_PATH'
+    | 'RELAY_CLAIM_LEASE_MS'
+    | 'REDIS_COMMAND_TIMEOUT_MS'
   >;
   /** Connection of the relay's dedicated LISTEN session. */
   readonly listenDb: DbOptions;
@@ -48,8 +53,10 @@ export interface OutboxRelayDeps {
  * RELAY_GRACE_MS later for the rows the API publishes itself on its fast path. Those intake commits send no
  * NOTIFY at all (a notifying commit serialises with every other one on PG 15); the poll (RELAY_POLL_MS, 1 s
  * by default, below the 2 s grace) finds any the API failed to publish. One sweep runs at a time per relay;
- * it takes batches until one comes back short. Several relays may run: batches are taken with
- * `FOR UPDATE SKIP LOCKED`.
+ * it takes batches until one comes back short. Several relays may run: each batch is claimed for
+ * RELAY_CLAIM_LEASE_MS in one committed statement (see `publishOutboxBatch`), so no transaction is open
+ * while a relay waits for Redis, and a SIGTERM drain ends within the batch's bounded publish even while
+ * Redis is down.
  */
 export function createOutboxRelay(d: OutboxRelayDeps): OutboxRelay {
   let stopping = false;
@@ -96,6 +103,9 @@ export function createOutboxRelay(d: OutboxRelayDeps): OutboxRelay {
         if (stopping) return;
         const r = await publishOutboxBatch(d.db, d.queue, {
           limit: d.config.RELAY_BATCH_SIZE,
+          leaseMs: d.config.RELAY_CLAIM_LEASE_MS,
+          // A command and its one retry on a new connection (see `bullmqProducerConnection`).
+          publishTimeoutMs: 2 * d.config.REDIS_COMMAND_TIMEOUT_MS,
           crash: d.crash,
           logger: d.logger,
         });
@@ -105,7 +115,8 @@ export function createOutboxRelay(d: OutboxRelayDeps): OutboxRelay {
         if (!r.full) return;
       }
     } catch (err) {
-      // Postgres or Redis unavailable: the poll tries again; nothing was marked that was not sent.
+      // Postgres unavailable: the poll tries again; nothing was marked that was not sent, and a claim that
+      // could not be given back ends with its lease.
       d.logger.error({ err }, 'outbox sweep failed');
     }
   }

@@ -15,7 +15,12 @@ import {
 } from '@agent-saga/core';
 import { loadReconcilerConfig } from '../config.js';
 import { createReconcilerMetrics } from '../metrics/reconciler-metrics.js';
-import { bullmqConnection } from '@agent-saga/core';
+import {
+  bullmqProducerConnection,
+  bullmqWorkerConnection,
+  closeWithin,
+  postgresProbe,
+} from '@agent-saga/core';
 import { createReconcileQueue, upsertReconcileSchedulers } from '../queue/reconcile-queue.js';
 import { createReconcilerWorker } from '../worker/reconciler-worker.js';
 
@@ -24,10 +29,16 @@ async function main(): Promise<void> {
   try {
     const config = loadReconcilerConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-reconciler' });
-    const { db } = await openSagaDb(config, 'reconciler', config.DB_POOL_SIZE);
+    const { db } = await openSagaDb(config, 'reconciler', config.DB_POOL_SIZE, logger);
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
-    const connection = bullmqConnection(config.REDIS_URL);
-    const queue = createReconcileQueue(connection, config.SAGA_QUEUE_PREFIX);
+    // The worker waits for Redis through an outage; the queue (schedulers, readiness) fails fast.
+    const connection = bullmqWorkerConnection(config.REDIS_URL);
+    const queue = createReconcileQueue(
+      bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+      config.SAGA_QUEUE_PREFIX,
+    );
+    const log = logger;
+    queue.on('error', (err) => log.warn({ err }, 'redis error on the reconcile queue; reconnecting'));
     await upsertReconcileSchedulers(queue, {
       sweepMs: config.RECONCILER_SWEEP_MS,
       scanMs: config.RECONCILER_SCAN_MS,
@@ -42,13 +53,18 @@ async function main(): Promise<void> {
     const reconciler = createReconcilerWorker({ db, registry, config, connection, logger, metrics });
     reconciler.start();
     const metricsServer =
-      config.METRICS_PORT > 0 ? await startMetricsServer(metrics.registry, config.METRICS_PORT) : undefined;
+      config.METRICS_PORT > 0
+        ? await startMetricsServer(metrics.registry, config.METRICS_PORT, {
+            database: postgresProbe(db),
+            redis: () => queue.count(),
+          })
+        : undefined;
     drainOnSignal({
       logger,
       async drain() {
         await reconciler.close();
         if (metricsServer) await stopMetricsServer(metricsServer);
-        await queue.close();
+        await closeWithin('the reconcile queue', () => queue.close(), log);
         await db.destroy();
       },
     });

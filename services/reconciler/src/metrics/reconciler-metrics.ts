@@ -35,6 +35,8 @@ export interface ReconcilerMetrics {
   readonly duplicateEffects: Counter<'tool'>;
   /** NOT_EXECUTED steps sent again with the same key and stored arguments. */
   readonly redispatched: Counter<'tool'>;
+  /** Unclaimed intents published again under a fresh job id (their job was lost). */
+  readonly republished: Counter<'tool'>;
   /** Attempts the executors had sent by the time a lookup found the effect (retry amplification). */
   readonly attemptsPerEffect: Histogram<'tool'>;
 }
@@ -85,6 +87,12 @@ export function createReconcilerMetrics(db: SagaDb, o: ReconcilerMetricsOptions)
     redispatched: new Counter({
       name: 'saga_reconcile_redispatched_total',
       help: 'NOT_EXECUTED steps re-dispatched with the same key and stored arguments, by tool',
+      labelNames: ['tool'] as const,
+      registers: [registry],
+    }),
+    republished: new Counter({
+      name: 'saga_unclaimed_intents_republished_total',
+      help: 'INTENDED steps unclaimed past SAGA_UNCLAIMED_REPUBLISH_MS, published again under a fresh job id, by tool',
       labelNames: ['tool'] as const,
       registers: [registry],
     }),

@@ -1,11 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  lookupByKey,
-  lookupLagPassed,
+  settleFromLookup,
   ToolNotRegisteredError,
   type AnyTool,
-  type LookupLag,
   type LookupObservation,
+  type LookupSettlement,
   type Logger,
   type SagaDb,
   type StepRow,
@@ -13,7 +11,6 @@ import {
 } from '@agent-saga/core';
 import { ReconcileOutcome, type ReconcilerMetrics } from '../metrics/reconciler-metrics.js';
 import { settleReconcile, type RetryPolicy, type SettleResult } from './settle-reconcile.js';
-import { decideVerdict } from './verdict.js';
 
 export interface ReconcileStepDeps {
   readonly db: SagaDb;
@@ -29,10 +26,11 @@ export interface ReconcileStepDeps {
 }
 
 /**
- * Reconciles one claimed step (UNKNOWN, or INTENDED whose executor lease lapsed) against the real system:
- * `lookup(key)`; on "not found", and only once the step's last attempt is older than the tool's
- * `lookupLagMs`, a second lookup after `recheckMs`; then {@link settleReconcile} writes what that proves.
- * Lookups run outside any transaction. Counts and logs the outcome after the commit.
+ * Reconciles one claimed step (UNKNOWN, or INTENDED whose executor lease lapsed) against the real system by
+ * the one lookup rule of core (`settleFromLookup`: "not found" believed only past the tool's `lookupLagMs`
+ * since the step's last attempt, by the database's clock, and after a re-check `recheckMs` later); then
+ * {@link settleReconcile} writes what that proves. Lookups run outside any transaction. Counts and logs the
+ * outcome after the commit.
  */
 export async function reconcileStep(d: ReconcileStepDeps, step: StepRow): Promise<SettleResult> {
   const log = d.logger.child({
@@ -42,19 +40,16 @@ export async function reconcileStep(d: ReconcileStepDeps, step: StepRow): Promis
     tool: step.tool,
   });
   const tool = d.registry.get(step.tool);
-  const lookup = (): Promise<LookupObservation> =>
-    tool ? lookupByKey(tool, step, log) : Promise.resolve(unregistered(step.tool));
-
-  const observations = [await lookup()];
-  let lag: LookupLag | undefined;
-  if (observations[0]!.kind === 'absent') {
-    lag = await lookupLagPassed(d.db, { runId: step.run_id, stepIdx: step.step_idx }, lagOf(tool));
-    if (lag.passed) {
-      await sleep(d.recheckMs);
-      observations.push(await lookup());
-    }
-  }
-  const verdict = decideVerdict(observations, lag);
+  const { verdict, observations }: Pick<LookupSettlement, 'verdict' | 'observations'> = tool
+    ? await settleFromLookup({
+        db: d.db,
+        tool,
+        target: step,
+        lastAttemptAt: step.last_attempt_at ?? step.updated_at,
+        recheckMs: d.recheckMs,
+        log,
+      })
+    : unregistered(step.tool);
   const result = await settleReconcile({
     db: d.db,
     schema: d.schema,
@@ -112,7 +107,10 @@ function pick(r: SettleResult): Record<string, unknown> {
 const lagOf = (tool: AnyTool | undefined): number => tool?.lookupLagMs ?? 0;
 
 /** A step whose tool this process does not know cannot be looked up: a failed lookup, with the reason. */
-function unregistered(name: string): LookupObservation {
+function unregistered(name: string): Pick<LookupSettlement, 'verdict' | 'observations'> {
   const err = new ToolNotRegisteredError(name);
-  return { kind: 'error', at: new Date(), ms: 0, error: { name: err.name, message: err.message } };
+  const error = { name: err.name, message: err.message };
+  // `at` is evidence only (when this process noticed), never compared with a lease or a deadline.
+  const seen: LookupObservation = { kind: 'error', at: new Date(), ms: 0, error };
+  return { verdict: { kind: 'lookup-error', error }, observations: [seen] };
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import {
   appendStepEvent,
+  dbNowPlus,
   lockRun,
   lookupEvidence,
   openCase,
@@ -10,6 +11,7 @@ import {
   StepStatus,
   transitionStep,
   type LookupObservation,
+  type LookupVerdict,
   type SagaDb,
   type SagaTrx,
   type StepRow,
@@ -17,7 +19,7 @@ import {
 import { listLookupEvidence } from '../sql/list-lookup-evidence.js';
 import { rescheduleReconcile } from '../sql/reschedule-reconcile.js';
 import { ReconcileOutcome } from '../metrics/reconciler-metrics.js';
-import { backoffMs, type Verdict } from './verdict.js';
+import { backoffMs } from './verdict.js';
 
 /** Limits of the retry policy for failed lookups. */
 export interface RetryPolicy {
@@ -25,6 +27,8 @@ export interface RetryPolicy {
   readonly maxUnknownAgeMs: number;
   readonly backoffBaseMs: number;
   readonly backoffMaxMs: number;
+  /** Re-dispatches of a step proven NOT_EXECUTED before it goes to a person (`SAGA_MAX_REDISPATCHES`). */
+  readonly maxRedispatches: number;
 }
 
 export interface SettleInput {
@@ -35,7 +39,7 @@ export interface SettleInput {
   /** The step as claimed: every decision is a compare-and-set on this state. */
   readonly seen: StepRow;
   readonly observations: readonly LookupObservation[];
-  readonly verdict: Verdict;
+  readonly verdict: LookupVerdict;
   readonly policy: RetryPolicy;
   /** Tool's lookup lag, for the evidence. */
   readonly lookupLagMs: number;
@@ -124,7 +128,7 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
     const v = s.verdict;
     switch (v.kind) {
       case 'found': {
-        const duplicates = v.effect.duplicates?.length ? v.effect.duplicates : undefined;
+        const duplicates = v.duplicates.length ? v.duplicates : undefined;
         if (duplicates)
           await appendStepEvent(trx, {
             ...at,
@@ -177,7 +181,14 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
           ...at,
           cause: 'reconciler: re-dispatch after the lookup proved absence',
           detail: { reconciler: s.owner },
+          by: { kind: 'harness', maxRedispatches: s.policy.maxRedispatches },
         });
+        if (r.kind === 'budget-spent')
+          return {
+            outcome: ReconcileOutcome.MANUAL_INTERVENTION,
+            status: StepStatus.MANUAL_INTERVENTION,
+            reason: `re-dispatch budget spent: sent again ${r.redispatches} times, never reached the system`,
+          };
         return {
           outcome: ReconcileOutcome.NOT_EXECUTED,
           status: StepStatus.INTENDED,
@@ -261,8 +272,7 @@ async function settleLookupError(
   const retryInMs = backoffMs(lookupErrors, policy.backoffBaseMs, policy.backoffMaxMs);
   if (seen.status === StepStatus.INTENDED) {
     // By the database's clock, as every other time in the log (a patch takes values, not expressions).
-    const next = await sql<{ at: Date }>`
-      SELECT now() + make_interval(secs => ${retryInMs / 1000}) AS at`.execute(trx);
+    const next = await sql<{ at: Date }>`SELECT ${dbNowPlus(retryInMs)} AS at`.execute(trx);
     await transitionStep(trx, {
       ...c.at,
       ...c.guard,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { StepStatus, type SagaDb, type StepRow } from '@agent-saga/core';
+import { dbNowPlus, StepStatus, type SagaDb, type StepRow } from '@agent-saga/core';
 
 /** Parameters of {@link claimReconcilableSteps}. */
 export interface ReconcileClaim {
@@ -49,7 +49,7 @@ export async function claimReconcilableSteps(db: SagaDb, c: ReconcileClaim): Pro
        LIMIT ${c.limit}
        FOR UPDATE SKIP LOCKED)
     UPDATE saga_log s
-       SET reconcile_lease_until = now() + make_interval(secs => ${c.leaseMs / 1000}),
+       SET reconcile_lease_until = ${dbNowPlus(c.leaseMs)},
            reconcile_lease_owner = ${c.owner}
       FROM due
      WHERE s.run_id = due.run_id AND s.step_idx = due.step_idx

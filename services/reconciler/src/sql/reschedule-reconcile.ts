@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { SagaTrx } from '@agent-saga/core';
+import { dbNowPlus, type SagaTrx } from '@agent-saga/core';
 
 /** Parameters of {@link rescheduleReconcile}. */
 export interface Reschedule {
@@ -30,7 +30,7 @@ export interface Reschedule {
 export async function rescheduleReconcile(trx: SagaTrx, r: Reschedule): Promise<void> {
   const next =
     r.inMs !== undefined
-      ? sql<Date>`now() + make_interval(secs => ${r.inMs / 1000})`
+      ? dbNowPlus(r.inMs)
       : r.at !== undefined
         ? sql<Date>`${r.at}::timestamptz`
         : undefined;

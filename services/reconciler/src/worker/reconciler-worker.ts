@@ -4,6 +4,8 @@ import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bu
 import {
   expireDueApprovals,
   followUpRun,
+  republishUnclaimedIntents,
+  settleStaleCorrectionSends,
   sweepRunFollowUps,
   type Logger,
   type SagaDb,
@@ -31,6 +33,9 @@ export type ReconcilerWorkerConfig = Pick<
   | 'RECONCILER_LEASE_MARGIN_MS'
   | 'RECONCILER_STUCK_RUN_MS'
   | 'RECONCILER_STALE_OUTBOX_MS'
+  | 'RECONCILER_SWEEP_MS'
+  | 'SAGA_MAX_REDISPATCHES'
+  | 'SAGA_UNCLAIMED_REPUBLISH_MS'
 >;
 
 export interface ReconcilerWorkerDeps {
@@ -41,6 +46,15 @@ export interface ReconcilerWorkerDeps {
   readonly logger: Logger;
   readonly metrics?: ReconcilerMetrics;
 }
+
+/** Why 100: see `DEFAULT_REPUBLISH_BATCH` (one short transaction per batch). */
+const REPUBLISH_BATCH = 100;
+/**
+ * Why 3: with the default bound (20 s) a step republished three times has gone a minute with jobs
+ * published and none claimed: no longer a lost job but no executor taking it (none running, or none with
+ * the tool); each further republish logs a warning, and the unclaimed-intent alert fires.
+ */
+const REPUBLISHES_BEFORE_WARNING = 3;
 
 /** What a job did: steps reconciled (sweep, step) or findings logged (scan). */
 export type ReconcileJobResult =
@@ -57,6 +71,11 @@ export interface ReconcilerWorker {
   start(): void;
   /** Drains: no new job and no new claim; running lookups finish and record. */
   close(): Promise<void>;
+  /**
+   * Republishes unclaimed intents now (what the process's own timer does every RECONCILER_SWEEP_MS);
+   * resolves with how many. Never rejects: a failure is logged.
+   */
+  republishUnclaimed(): Promise<number>;
 }
 
 /**
@@ -105,11 +124,57 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       maxUnknownAgeMs: config.RECONCILER_MAX_UNKNOWN_AGE_MS,
       backoffBaseMs: config.RECONCILER_BACKOFF_BASE_MS,
       backoffMaxMs: config.RECONCILER_BACKOFF_MAX_MS,
+      maxRedispatches: config.SAGA_MAX_REDISPATCHES,
     },
     logger: log,
     ...(d.metrics ? { metrics: d.metrics } : {}),
   };
   let stopping = false;
+  let republishTimer: NodeJS.Timeout | undefined;
+  let republishing: Promise<void> | undefined;
+
+  /**
+   * Publishes again the intents whose jobs Redis lost (see `republishUnclaimedIntents`), batch after batch
+   * while batches come back full. Driven by a timer of this process, not by the BullMQ sweep scheduler:
+   * the scheduler lives in Redis, and the loss this repairs (a Redis restarted without persistence) takes
+   * the scheduler with it. A failure (Postgres down, a statement timeout) is logged and the next tick tries
+   * again: the reconciler never exits on a database error.
+   */
+  async function republish(): Promise<number> {
+    let total = 0;
+    try {
+      while (!stopping) {
+        const done = await republishUnclaimedIntents(d.db, {
+          olderThanMs: config.SAGA_UNCLAIMED_REPUBLISH_MS,
+          limit: REPUBLISH_BATCH,
+          schema: config.SAGA_DB_SCHEMA,
+        });
+        total += done.length;
+        for (const r of done) {
+          d.metrics?.republished.inc({ tool: r.tool });
+          const { runId, stepIdx, key, jobId, republishes } = r;
+          const fields = { runId, stepIdx, key, jobId, republishes };
+          if (r.republishes >= REPUBLISHES_BEFORE_WARNING)
+            log.warn(
+              { ...fields, unclaimedSeconds: Math.round(r.unclaimedSeconds) },
+              'intent republished again and again and never claimed: is an executor with this tool running?',
+            );
+          else log.info(fields, 'unclaimed intent republished under a fresh job id');
+        }
+        if (done.length < REPUBLISH_BATCH) break;
+      }
+    } catch (err) {
+      log.error({ err }, 'republish of unclaimed intents failed; retried at the next tick');
+    }
+    return total;
+  }
+
+  function republishTick(): void {
+    if (stopping || republishing) return;
+    republishing = republish()
+      .then(() => undefined)
+      .finally(() => (republishing = undefined));
+  }
 
   /** Reconciles one claimed row; a failure (database down, deadlock) leaves the row to its lease's end. */
   async function work(row: StepRow, release: () => void): Promise<void> {
@@ -150,6 +215,14 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       const expired = await expireDueApprovals(d.db, config.SAGA_DB_SCHEMA);
       if (expired.length) log.info({ approvals: expired }, 'approvals expired');
       await sweepRunFollowUps(d.db, config.SAGA_DB_SCHEMA);
+      // Correction sends whose sender died (or whose outcome is unknown) are settled by the email lookup by
+      // key; a failure here must not fail the sweep of steps, so it is logged and retried next sweep.
+      await settleStaleCorrectionSends(d.db, d.registry, { recheckMs: config.LOOKUP_RECHECK_MS, log }).then(
+        (settled) => {
+          if (settled.length) log.info({ corrections: settled }, 'correction sends settled');
+        },
+        (err: unknown) => log.error({ err }, 'settling correction sends failed; the next sweep retries'),
+      );
     }
     return { kind: 'sweep', steps };
   }
@@ -218,10 +291,14 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
     leaseMs,
     start() {
       worker.run().catch((err: unknown) => log.error({ err }, 'reconciler worker stopped'));
+      republishTimer = setInterval(republishTick, config.RECONCILER_SWEEP_MS);
     },
     async close() {
       stopping = true;
+      clearInterval(republishTimer);
       await worker.close();
+      await republishing;
     },
+    republishUnclaimed: republish,
   };
 }

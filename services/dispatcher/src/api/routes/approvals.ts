@@ -64,8 +64,10 @@ export const approvalRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { 
         summary: 'Approve or reject a proposal (operator tokens only)',
         description:
           'The decision must carry the hash of the proposal as the operator saw it. Refusals: a stale hash ' +
-          '409 APPROVAL_HASH_MISMATCH, a second decision 409 APPROVAL_DECIDED, past the deadline 410 ' +
-          'APPROVAL_EXPIRED, an agent token 403 FORBIDDEN, another tenant 404.',
+          '409 APPROVAL_HASH_MISMATCH, a second decision 409 APPROVAL_DECIDED, an approval whose run no ' +
+          'longer waits for it (unwound, or ended) 409 RUN_NOT_RUNNING (nothing is decided or sent; an ' +
+          'unwind withdraws every pending approval of its run: superseded, with the reason as comment), ' +
+          'past the deadline 410 APPROVAL_EXPIRED, an agent token 403 FORBIDDEN, another tenant 404.',
         tags: ['approvals'],
         security: [{ bearer: [] }],
         params: approvalIdParams,
@@ -76,7 +78,10 @@ export const approvalRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { 
           401: errorBody,
           403: errorBody,
           404: errorBody,
-          409: errorBody,
+          409: errorBody.describe(
+            'APPROVAL_HASH_MISMATCH (stale hash), APPROVAL_DECIDED (decided or superseded), ' +
+              'RUN_NOT_RUNNING (the run no longer waits for this approval: unwound or ended; `runStatus` says how)',
+          ),
           410: errorBody,
         },
       },

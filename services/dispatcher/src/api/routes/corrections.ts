@@ -66,8 +66,11 @@ export const correctionRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, 
       schema: {
         summary: 'Send a reviewed correction (operator tokens only)',
         description:
-          'Sent with its own key, written before the call. A vendor refusal answers 422 CORRECTION_REFUSED ' +
-          '(nothing sent); an unknown outcome 502 CORRECTION_OUTCOME_UNKNOWN (send again: same key, same message).',
+          'The correction becomes `sending` (its key fixed and a lease taken, in one transaction) before the ' +
+          'call. A vendor refusal answers 422 CORRECTION_REFUSED (nothing sent; it is open again); an unknown ' +
+          'outcome 502 CORRECTION_OUTCOME_UNKNOWN (it is `unknown` until the email lookup by its key settles ' +
+          'it; sending again settles it first: found, nothing is sent; proven absent, the same key is sent). ' +
+          'A send under way, or unknown and not yet provable, answers 409 CORRECTION_SENDING.',
         tags: ['operator'],
         security: [{ bearer: [] }],
         params: correctionIdParams,
@@ -87,6 +90,9 @@ export const correctionRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, 
       schema: {
         summary:
           "Edit a correction's template variables: a new proposal with a new hash (operator tokens only)",
+        description:
+          'A new version of the message, sent (if ever) under its own key. Refused with 409 ' +
+          'CORRECTION_SENDING while a send is under way or its outcome unknown.',
         tags: ['operator'],
         security: [{ bearer: [] }],
         params: correctionIdParams,
@@ -102,6 +108,7 @@ export const correctionRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, 
     {
       schema: {
         summary: 'Dismiss a correction: no message is sent (operator tokens only)',
+        description: 'Refused with 409 CORRECTION_SENDING while a send is under way or its outcome unknown.',
         tags: ['operator'],
         security: [{ bearer: [] }],
         params: correctionIdParams,

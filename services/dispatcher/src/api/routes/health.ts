@@ -1,13 +1,14 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { currentSchemaVersion, EXPECTED_SCHEMA_VERSION } from '@agent-saga/core';
+import {
+  currentSchemaVersion,
+  EXPECTED_SCHEMA_VERSION,
+  postgresProbe,
+  probeDependency as probe,
+} from '@agent-saga/core';
 import type { ApiMetrics } from '../../metrics/api-metrics.js';
 import type { ApiDeps } from '../api-deps.js';
 import type { SettleWaiter } from '../settle-waiter.js';
-
-/** How long a readiness probe waits for one dependency before calling it down. */
-const CHECK_TIMEOUT_MS = 2_000;
 
 const check = z.object({ ok: z.boolean(), detail: z.string().optional() });
 const readiness = z.object({
@@ -17,7 +18,8 @@ const readiness = z.object({
 
 /**
  * Unauthenticated probes: /healthz (the process answers), /readyz (Postgres reachable at the schema version
- * this build expects, Redis reachable, the LISTEN connection up), /metrics (Prometheus text).
+ * this build expects, Redis reachable, the LISTEN connection up; each check bounded by core's
+ * `READINESS_CHECK_TIMEOUT_MS`, so a 503 comes within it while a dependency is down), /metrics.
  */
 export const healthRoutes: FastifyPluginAsyncZod<{
   deps: ApiDeps;
@@ -35,17 +37,14 @@ export const healthRoutes: FastifyPluginAsyncZod<{
     { schema: { tags: ['health'], response: { 200: readiness, 503: readiness } } },
     async (_req, reply) => {
       const [database, schema, redis] = await Promise.all([
-        probe(async () => {
-          await sql`SELECT 1`.execute(deps.db);
-        }),
+        probe(postgresProbe(deps.db)),
         probe(async () => {
           const found = await currentSchemaVersion(deps.db);
           if (found !== EXPECTED_SCHEMA_VERSION)
             throw new Error(`schema at ${found ?? '(none)'}, expected ${EXPECTED_SCHEMA_VERSION}`);
         }),
-        probe(async () => {
-          await deps.queue.count();
-        }),
+        // The producer connection: with no offline queue, a Redis that is down fails this at once.
+        probe(() => deps.queue.count()),
       ]);
       const listener = waiter.listening ? { ok: true } : { ok: false, detail: 'LISTEN connection down' };
       const checks = { database, schema, redis, listener };
@@ -60,23 +59,3 @@ export const healthRoutes: FastifyPluginAsyncZod<{
   });
   return Promise.resolve();
 };
-
-async function probe(fn: () => Promise<void>): Promise<{ ok: boolean; detail?: string }> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      fn(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
-          CHECK_TIMEOUT_MS,
-        );
-      }),
-    ]);
-    return { ok: true };
-  } catch (err) {
-    return { ok: false, detail: err instanceof Error ? err.message : String(err) };
-  } finally {
-    clearTimeout(timer);
-  }
-}

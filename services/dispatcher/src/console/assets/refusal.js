@@ -12,12 +12,19 @@ const HINTS = {
   APPROVAL_DECIDED:
     'This approval was already decided (or a newer proposal replaced it). Your click changed nothing.',
   APPROVAL_EXPIRED: 'The deadline has passed: this proposal can no longer be approved. The run unwinds.',
+  RUN_NOT_RUNNING:
+    'The run no longer waits for this decision (it was unwound, or it ended). Nothing was decided and ' +
+    'nothing will be sent.',
   FORBIDDEN: 'This token may only read. Sign in with an operator token to decide.',
   UNAUTHORIZED: 'The token is unknown or revoked. Sign in again.',
   NOT_FOUND: 'Not found for this tenant.',
   CORRECTION_REFUSED: 'The vendor refused the message: nothing was sent.',
   CORRECTION_OUTCOME_UNKNOWN:
-    'Nobody knows yet whether the message went out. Sending again uses the same key and the same message.',
+    'Nobody knows yet whether the message went out. The email lookup by its key settles it; sending again ' +
+    'settles it first and never sends a second message.',
+  CORRECTION_SENDING:
+    'A send of this message has started and is not settled yet: it cannot be edited or dismissed. Reload ' +
+    'it in a little while.',
   NETWORK: 'Check that the dispatcher API is up, then try again.',
 };
 

@@ -1,0 +1,78 @@
+import { sql, type UpdateObject } from 'kysely';
+import type { SagaTrx } from '../db/connect.js';
+import type { CorrectionRow, Database } from '../db/schema.js';
+import { InvalidCorrectionTransitionError } from '../errors.js';
+import { allowedCorrectionSources } from '../correction-transitions.js';
+import { StepEventKind, type CorrectionStatus } from '../statuses.js';
+import { appendStepEvent } from '../saga-log/append-event.js';
+
+/** Columns a move may set besides the status (values or SQL such as `now()`). */
+export type CorrectionPatch = Omit<UpdateObject<Database, 'corrections'>, 'status'>;
+
+export interface CorrectionTransitionInput {
+  /** The correction's `id`. */
+  readonly id: string;
+  readonly to: CorrectionStatus;
+  /** Why, for the event: `correction sent by alice`, `lookup: found`, `lease expired`, … */
+  readonly cause: string;
+  readonly detail?: Record<string, unknown>;
+  readonly patch?: CorrectionPatch;
+  /** Who moved it, when a person did; null for the harness's own moves (a settle by lookup). */
+  readonly actor?: string | null;
+  /** Narrows the legal sources further. */
+  readonly onlyFrom?: readonly CorrectionStatus[];
+  /** Guard: the row's send lease is held by this owner. */
+  readonly leaseOwner?: string;
+  /** Guard: the row's send lease has run out, by the database's clock. */
+  readonly leaseExpired?: boolean;
+  /** Guard: the row's current send key is this one (the move concerns this send, not a later one). */
+  readonly key?: string;
+  /** Guard: the message is still this version. */
+  readonly version?: number;
+}
+
+/**
+ * Moves one correction to `to` by compare-and-set on the legal sources of `CORRECTION_TRANSITIONS` (and the
+ * guards given), and appends a DECISION event (`from`/`to` are correction statuses) in the same transaction.
+ * Zero rows is an {@link InvalidCorrectionTransitionError} naming the state the row was really in; nothing
+ * is overwritten. The caller holds the run's and the row's locks (`lockReviewItem`) or relies on the
+ * row lock taken here; either way the read of the previous status and the update see the same row.
+ */
+export async function transitionCorrection(
+  trx: SagaTrx,
+  t: CorrectionTransitionInput,
+): Promise<CorrectionRow> {
+  const legal = allowedCorrectionSources(t.to);
+  const from = t.onlyFrom ? legal.filter((s) => t.onlyFrom!.includes(s)) : [...legal];
+  const prev = await trx
+    .selectFrom('corrections')
+    .select('status')
+    .where('id', '=', t.id)
+    .forUpdate()
+    .executeTakeFirst();
+  let q = trx
+    .updateTable('corrections')
+    .set({ ...t.patch, status: t.to })
+    .where('id', '=', t.id)
+    .where('status', 'in', from.length ? from : ['__none__' as CorrectionStatus]);
+  if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
+  if (t.leaseExpired) q = q.where('lease_until', '<', sql<Date>`now()`);
+  if (t.key !== undefined) q = q.where('idempotency_key', '=', t.key);
+  if (t.version !== undefined) q = q.where('version', '=', t.version);
+  const row = prev ? await q.returningAll().executeTakeFirst() : undefined;
+  if (!row) throw new InvalidCorrectionTransitionError(t.id, prev?.status ?? null, t.to);
+  await appendStepEvent(trx, {
+    runId: row.run_id,
+    stepIdx: row.step_idx,
+    kind: StepEventKind.DECISION,
+    from: prev!.status,
+    to: t.to,
+    cause: t.cause,
+    detail: { correctionId: String(row.id), ...t.detail },
+    actor: t.actor ?? null,
+  });
+  return row;
+}
+
+/** The lease columns cleared when a send ends (sent, refused, unknown). */
+export const CLEAR_SEND_LEASE = { lease_owner: null, lease_until: null } as const satisfies CorrectionPatch;

@@ -1,0 +1,52 @@
+import { OutcomeUnknownError } from '../errors.js';
+
+/** What a call bounded by {@link runUnderDeadline} came to. `reason` names which signal cut it off. */
+export type DeadlineResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: unknown; readonly reason: 'timeout' | 'shutdown' | undefined };
+
+/** How a call to the real system is bounded. */
+export interface Deadline {
+  readonly timeoutMs: number;
+  /** The error the call ends with when `timeoutMs` passes. */
+  readonly timeoutError: () => Error;
+  /** Fires when the caller's process stops (a drain): the call is cut off with `reason: 'shutdown'`. */
+  readonly shutdownSignal?: AbortSignal;
+}
+
+/**
+ * The one rule for calling the real system: `run` gets an abort signal that fires at `timeoutMs` or on
+ * shutdown, and the caller stops waiting when it fires even if `run` ignores its signal (a call that
+ * hangs is an error, never an answer). Never throws: a throw of `run` or a cut-off is `ok: false`.
+ */
+export async function runUnderDeadline<T>(
+  deadline: Deadline,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<DeadlineResult<T>> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(deadline.timeoutError()), deadline.timeoutMs);
+  const signal = deadline.shutdownSignal
+    ? AbortSignal.any([timeout.signal, deadline.shutdownSignal])
+    : timeout.signal;
+  const aborted = new Promise<never>((_, reject) => {
+    const fire = (): void =>
+      reject(signal.reason instanceof Error ? signal.reason : new OutcomeUnknownError('aborted'));
+    if (signal.aborted) fire();
+    else signal.addEventListener('abort', fire, { once: true });
+  });
+  aborted.catch(() => {}); // settled after the race is decided: not an unhandled rejection
+  try {
+    // `Promise.resolve().then`: a `run` that throws synchronously is a failed call, not a crash.
+    const value = await Promise.race([Promise.resolve().then(() => run(signal)), aborted]);
+    return { ok: true, value };
+  } catch (error) {
+    const reason = timeout.signal.aborted
+      ? 'timeout'
+      : deadline.shutdownSignal?.aborted
+        ? 'shutdown'
+        : undefined;
+    return { ok: false, error, reason };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,109 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { SagaDb } from '../db/connect.js';
+import { readLookupLag, type LookupLag } from '../saga-log/lookup-lag.js';
+import type { AnyTool, ToolEffect } from './define-tool.js';
+import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup-by-key.js';
+
+/**
+ * What the lookups of an unknown outcome prove, by the one rule every pool follows ("believe not-found
+ * only once `lookupLagMs` has passed since the last attempt, by the database's clock, and a re-check
+ * agrees"). Each caller decides what to write for each kind; none re-derives the rule.
+ *
+ * - `found`: the real system holds the effect made under the key (believed at once, lag or not).
+ *   `duplicates`: the references of the other effects under the same key (empty unless an incident).
+ * - `absent`: two lookups, `recheckMs` apart and both made after the lag had passed since the last attempt,
+ *   found nothing: the call never took effect.
+ * - `too-early`: nothing found, but the real system's search may not show the attempt yet: look again at
+ *   `believableAt` (a database timestamp). Not a failure.
+ * - `lookup-error`: the last lookup failed or timed out; nothing was learnt.
+ */
+export type LookupVerdict =
+  | {
+      readonly kind: 'found';
+      readonly effect: ToolEffect;
+      readonly duplicates: readonly string[];
+    }
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'too-early'; readonly believableAt: Date }
+  | { readonly kind: 'lookup-error'; readonly error: { readonly name: string; readonly message: string } };
+
+/**
+ * The rule itself, pure: decides from the observations of one pass, in the order they were made (one
+ * lookup, or a first "not found" and its re-check), and `lag`, read by the database's clock before them.
+ * "Not found" is `absent` only when the lag had passed and every lookup of the pass (at least two) agrees.
+ */
+export function decideLookupVerdict(
+  observations: readonly LookupObservation[],
+  lag: LookupLag | undefined,
+): LookupVerdict {
+  const last = observations.at(-1);
+  if (!last) throw new RangeError('a verdict needs at least one lookup');
+  switch (last.kind) {
+    case 'found':
+      return { kind: 'found', effect: last.effect, duplicates: last.effect.duplicates ?? [] };
+    case 'error':
+      return { kind: 'lookup-error', error: last.error };
+    case 'absent': {
+      if (!lag) throw new RangeError('a "not found" is judged against the lookup lag: read it first');
+      const rechecked = observations.length >= 2 && observations.every((o) => o.kind === 'absent');
+      if (lag.passed && rechecked) return { kind: 'absent' };
+      return { kind: 'too-early', believableAt: lag.believableAt };
+    }
+    default: {
+      const never: never = last;
+      throw new Error(`unhandled observation ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** Parameters of {@link settleFromLookup}. */
+export interface SettleFromLookupInput {
+  /** Read for its clock only (`SELECT now()`); a pool, never a transaction: the lookups call the vendor. */
+  readonly db: SagaDb;
+  /** The tool whose `lookup` and `lookupLagMs` decide. */
+  readonly tool: AnyTool;
+  /** The key looked up, its stored arguments, and the run, step and tenant the lookup's context names. */
+  readonly target: LookupTarget;
+  /**
+   * When the last attempt that may have reached the real system was sent, as the database recorded it
+   * (`last_attempt_at`, or `updated_at` for a row never attempted). Never a process clock.
+   */
+  readonly lastAttemptAt: Date;
+  /** Pause before a first "not found" is looked up again (LOOKUP_RECHECK_MS). */
+  readonly recheckMs: number;
+  readonly log: Logger;
+}
+
+/** What {@link settleFromLookup} decided, with the evidence: every lookup it made, in order, and the lag. */
+export interface LookupSettlement {
+  readonly verdict: LookupVerdict;
+  readonly observations: readonly LookupObservation[];
+  readonly lag: LookupLag;
+}
+
+/**
+ * Settles an unknown outcome from the real system, by the one rule (see {@link LookupVerdict}):
+ *
+ * 1. reads, by the database's clock, whether `tool.lookupLagMs` has passed since `lastAttemptAt`
+ *    ({@link readLookupLag}: `lastAttemptAt + lag < now()`), before any lookup, so that every lookup the
+ *    verdict rests on was made after that moment;
+ * 2. `lookup(key)` through {@link lookupByKey} (bounded by the tool's `timeoutMs`, never throws);
+ * 3. on "not found" with the lag passed, sleeps `recheckMs` and looks up once more.
+ *
+ * Never throws for the real system's sake (a failed lookup is `lookup-error`); a database error reading the
+ * clock does throw. Writes nothing: the caller writes what the verdict means for its row (a step, a
+ * compensation, a correction send), by compare-and-set on the state it read.
+ *
+ * Signature (stable): `settleFromLookup({ db, tool, target, lastAttemptAt, recheckMs, log }):
+ * Promise<{ verdict: LookupVerdict; observations: LookupObservation[]; lag: LookupLag }>`.
+ */
+export async function settleFromLookup(i: SettleFromLookupInput): Promise<LookupSettlement> {
+  const lag = await readLookupLag(i.db, i.lastAttemptAt, i.tool.lookupLagMs);
+  const observations = [await lookupByKey(i.tool, i.target, i.log)];
+  if (observations[0]!.kind === 'absent' && lag.passed) {
+    await sleep(i.recheckMs);
+    observations.push(await lookupByKey(i.tool, i.target, i.log));
+  }
+  return { verdict: decideLookupVerdict(observations, lag), observations, lag };
+}

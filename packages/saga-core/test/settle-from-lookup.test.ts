@@ -1,0 +1,186 @@
+/**
+ * The one lookup rule (`settleFromLookup`): "not found" is believed only once the tool's `lookupLagMs` has
+ * passed since the last attempt, by the database's clock, and a re-check agrees. Against a real saga-log
+ * row whose `last_attempt_at` the database wrote (or the test set in SQL), and a tool whose search index
+ * lags behind its writes.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import {
+  claimStep,
+  createLogger,
+  createRun,
+  defineTool,
+  payloadHash,
+  recordIntent,
+  ref,
+  settleFromLookup,
+  stepKey,
+  type StepRow,
+  type ToolEffect,
+} from '@agent-saga/core';
+import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await createTestEnv('settle_lookup');
+});
+afterAll(async () => env?.close());
+afterEach(() => vi.useRealTimers());
+
+const log = createLogger({ level: 'silent', name: 'settle-from-lookup-test' });
+// Why 10 min: far longer than any test runs, so "within the lag" cannot pass by itself mid-test.
+const LAG_MS = 600_000;
+// Why 200 ms: long enough to measure between the two lookups, short enough to keep the file fast.
+const RECHECK_MS = 200;
+
+/**
+ * A stand-in vendor whose search lags its writes: an effect written under a key is found by `lookup` only
+ * once the index has caught up, `indexedAfter` lookups later (0: at once; Infinity: never written).
+ */
+function laggingVendor(opts: { indexedAfter: number; duplicates?: readonly string[]; fails?: boolean }) {
+  const asked: string[] = [];
+  const tool = defineTool({
+    name: 'create_ticket',
+    class: 'compensatable',
+    version: 1,
+    args: z.object({ orderId: z.string() }),
+    compensate: (_a: unknown, key: string) => ({ tool: 'create_ticket', args: { orderId: ref(key) } }),
+    execute: () => Promise.resolve({ externalRef: 'SUP-1', result: {} }),
+    lookup: (key): Promise<ToolEffect | null> => {
+      asked.push(key);
+      if (opts.fails) return Promise.reject(new Error('search is down (503)'));
+      if (asked.length <= opts.indexedAfter) return Promise.resolve(null);
+      return Promise.resolve({
+        externalRef: 'SUP-1',
+        result: { status: 'open' },
+        ...(opts.duplicates ? { duplicates: opts.duplicates } : {}),
+      });
+    },
+    lookupLagMs: LAG_MS,
+    timeoutMs: 2_000,
+  });
+  return { tool, asked };
+}
+
+/** A step attempted once (claimed: `last_attempt_at = now()` by the database), optionally `agoMs` earlier. */
+async function attemptedStep(runId: string, agoMs = 0): Promise<StepRow> {
+  await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
+  const args = { orderId: runId };
+  const key = stepKey(runId, 0, 'create_ticket');
+  await env.db.transaction().execute((trx) =>
+    recordIntent(trx, {
+      runId,
+      stepIdx: 0,
+      tenantId: 'acme',
+      tool: 'create_ticket',
+      toolClass: 'compensatable',
+      toolVersion: 1,
+      idempotencyKey: key,
+      args,
+      payloadHash: payloadHash('create_ticket', args),
+      compensation: null,
+      correction: null,
+      audience: [],
+      dependsOn: null,
+      status: 'INTENDED',
+      schema: env.schema,
+    }),
+  );
+  const claimed = await claimStep(env.db, {
+    key,
+    worker: 'w1',
+    leaseMs: 10_000,
+    jobId: key,
+    schema: env.schema,
+  });
+  expect(claimed.kind).toBe('claimed');
+  const r = await sql<StepRow>`
+    UPDATE saga_log SET last_attempt_at = last_attempt_at - make_interval(secs => ${agoMs / 1000}::float8)
+     WHERE idempotency_key = ${key} RETURNING *`.execute(env.db);
+  return r.rows[0]!;
+}
+
+const settle = (tool: ReturnType<typeof laggingVendor>['tool'], step: StepRow) =>
+  settleFromLookup({
+    db: env.db,
+    tool,
+    target: step,
+    lastAttemptAt: step.last_attempt_at!,
+    recheckMs: RECHECK_MS,
+    log,
+  });
+
+describe('settleFromLookup', () => {
+  it('is too early while the lag runs: one lookup, no re-check, and when to look again from the row', async () => {
+    const step = await attemptedStep('sl-early');
+    const v = laggingVendor({ indexedAfter: Infinity });
+    const s = await settle(v.tool, step);
+    expect(s.verdict.kind).toBe('too-early');
+    expect(v.asked).toEqual([step.idempotency_key]);
+    // When to look again: the attempt as the database recorded it, plus the tool's lag.
+    const expected = await sql<{ at: Date }>`
+      SELECT last_attempt_at + make_interval(secs => ${LAG_MS / 1000}::float8) AS at
+        FROM saga_log WHERE idempotency_key = ${step.idempotency_key}`.execute(env.db);
+    if (s.verdict.kind === 'too-early')
+      expect(Math.abs(s.verdict.believableAt.getTime() - expected.rows[0]!.at.getTime())).toBeLessThan(2);
+  });
+
+  it('proves absence only past the lag and when the re-check, made after the pause, agrees', async () => {
+    const step = await attemptedStep('sl-absent', LAG_MS + 60_000);
+    const v = laggingVendor({ indexedAfter: Infinity });
+    const s = await settle(v.tool, step);
+    expect(s.verdict).toEqual({ kind: 'absent' });
+    expect(v.asked).toHaveLength(2);
+    expect(s.observations.map((o) => o.kind)).toEqual(['absent', 'absent']);
+    const [first, second] = s.observations;
+    expect(second!.at.getTime() - first!.at.getTime()).toBeGreaterThanOrEqual(RECHECK_MS - 5);
+  });
+
+  it('confirms an effect the index shows only on the re-check', async () => {
+    const step = await attemptedStep('sl-late-index', LAG_MS + 60_000);
+    const v = laggingVendor({ indexedAfter: 1 });
+    const s = await settle(v.tool, step);
+    expect(s.verdict).toMatchObject({ kind: 'found', effect: { externalRef: 'SUP-1' }, duplicates: [] });
+    expect(s.observations.map((o) => o.kind)).toEqual(['absent', 'found']);
+  });
+
+  it('believes "found" at once, lag or not, and names every duplicate', async () => {
+    const step = await attemptedStep('sl-found');
+    const v = laggingVendor({ indexedAfter: 0, duplicates: ['SUP-2'] });
+    const s = await settle(v.tool, step);
+    expect(s.verdict).toMatchObject({ kind: 'found', duplicates: ['SUP-2'] });
+    expect(v.asked).toHaveLength(1);
+  });
+
+  it('learns nothing from a failing lookup', async () => {
+    const step = await attemptedStep('sl-fails', LAG_MS + 60_000);
+    const s = await settle(laggingVendor({ indexedAfter: 0, fails: true }).tool, step);
+    expect(s.verdict).toMatchObject({ kind: 'lookup-error', error: { message: 'search is down (503)' } });
+  });
+
+  describe('reads the database clock, never the process clock', () => {
+    it('the attempt was long ago by the database while this process thinks it is 2000: absent', async () => {
+      const step = await attemptedStep('sl-clock-behind', LAG_MS + 60_000);
+      // Only Date is faked (timers stay real, so the re-check pause still elapses).
+      vi.useFakeTimers({ toFake: ['Date'], now: new Date('2000-01-01T00:00:00Z') });
+      expect(new Date().getUTCFullYear()).toBe(2000);
+      const s = await settle(laggingVendor({ indexedAfter: Infinity }).tool, step);
+      // By the process clock the attempt (26 years "in the future") would still be within its lag.
+      expect(s.verdict).toEqual({ kind: 'absent' });
+    });
+
+    it('the attempt was just now by the database while this process thinks it is 2100: too early', async () => {
+      const step = await attemptedStep('sl-clock-ahead');
+      vi.useFakeTimers({ toFake: ['Date'], now: new Date('2100-01-01T00:00:00Z') });
+      const v = laggingVendor({ indexedAfter: Infinity });
+      const s = await settle(v.tool, step);
+      // By the process clock the lag would have passed 74 years ago, and the step would be re-sent.
+      expect(s.verdict.kind).toBe('too-early');
+      expect(v.asked).toHaveLength(1);
+      if (s.verdict.kind === 'too-early')
+        expect(s.verdict.believableAt.getTime()).toBe(step.last_attempt_at!.getTime() + LAG_MS);
+    });
+  });
+});

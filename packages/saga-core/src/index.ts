@@ -267,6 +267,7 @@ export { sagaDbOptions, type SagaDbConfig } from './process/open-saga-db.js';
 export { WaitTimeoutError } from './errors.js';
 export { withinMs } from './process/within-ms.js';
 export { closeWithin, CLOSE_TIMEOUT_MS } from './process/close-within.js';
+export { closeWorkerWithin, createRunningWork, type RunningWork } from './process/close-worker-within.js';
 export {
   checkReadiness,
   probeDependency,

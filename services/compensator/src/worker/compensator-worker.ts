@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import {
+  closeWorkerWithin,
+  createRunningWork,
   listenChannel,
   OutcomeUnknownError,
   RunStatus,
@@ -17,7 +19,11 @@ export interface CompensatorWorker {
   readonly workerId: string;
   /** Starts the sweep, the LISTEN and the BullMQ worker. */
   start(): Promise<void>;
-  /** Drains: no new run is taken; running compensations finish, or after `drainMs` are aborted (unknown). */
+  /**
+   * Drains: no new run is taken; running compensations finish, or after `drainMs` are aborted (unknown).
+   * BullMQ's bookkeeping in Redis after them is bounded (`closeWorkerWithin`), so the drain ends even
+   * while Redis is unreachable.
+   */
   close(drainMs: number): Promise<void>;
   /** Aborts the running compensations now (a second SIGTERM). */
   abortRunning(): void;
@@ -43,11 +49,13 @@ export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWo
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const deps: UnwindDeps = { ...d, workerId, shutdownSignal: shutdown.signal };
   const { config, logger } = d;
+  /** The unwind slices running now: what a drain waits for, unlike BullMQ's Redis part around them. */
+  const running = createRunningWork();
 
   const processor = async (job: Job<UnwindJob>): Promise<DriveResult> => {
     const data = unwindJobSchema.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`unwind job ${job.id} has malformed data`);
-    const result = await driveRun(deps, data.data.runId, config.COMPENSATOR_SLICE_MS);
+    const result = await running.track(driveRun(deps, data.data.runId, config.COMPENSATOR_SLICE_MS));
     logger.debug({ runId: data.data.runId, result }, 'unwind slice ended');
     return result;
   };
@@ -103,7 +111,12 @@ export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWo
       await listener?.stop();
       const hurry = setTimeout(abortRunning, drainMs);
       try {
-        await worker.close();
+        await closeWorkerWithin({
+          what: 'the unwind worker',
+          close: () => worker.close(),
+          running,
+          logger,
+        });
       } finally {
         clearTimeout(hurry);
       }

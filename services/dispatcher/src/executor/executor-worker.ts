@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { OutcomeUnknownError } from '@agent-saga/core';
+import { closeWorkerWithin, createRunningWork, OutcomeUnknownError } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 import { EXECUTE_QUEUE, executeJobSchema, type ExecuteJob } from '../queue/execute-queue.js';
 import { ClaimFailedError } from './claim-failed-error.js';
@@ -37,7 +37,9 @@ export interface ExecutorWorker {
   start(): void;
   /**
    * Drains: takes no new job (jobs not started stay in the queue) and waits for the running ones. After
-   * `drainMs` it aborts their signals, so they end and record UNKNOWN instead of being cut off.
+   * `drainMs` it aborts their signals, so they end and record UNKNOWN instead of being cut off. Once they
+   * have, BullMQ's bookkeeping in Redis gets a bound (`closeWorkerWithin`), so the drain ends even while
+   * Redis is unreachable.
    */
   close(drainMs: number): Promise<void>;
   /** Aborts the running calls now (a second SIGTERM). */
@@ -83,13 +85,15 @@ export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
     defaultLeaseMs: leases.defaultLeaseMs,
   });
   const deps: ExecuteStepDeps = { ...d, workerId, shutdownSignal: shutdown.signal, groups };
+  /** The steps running now (claim, tool call, record): what a drain waits for, unlike BullMQ's Redis part. */
+  const running = createRunningWork();
 
   const processor = async (job: Job<ExecuteJob>, token?: string): Promise<ExecuteStepResult['kind']> => {
     const data = executeJobSchema.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`execute job ${job.id} has malformed data`);
     let result: ExecuteStepResult;
     try {
-      result = await executeStep(deps, data.data, job.id ?? data.data.key);
+      result = await running.track(executeStep(deps, data.data, job.id ?? data.data.key));
     } catch (err) {
       // Only a failure that provably happened before the tool ran is retried; anything else fails the job.
       if (!(err instanceof ClaimFailedError)) throw err;
@@ -133,7 +137,12 @@ export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
     async close(drainMs) {
       const timer = setTimeout(abortRunning, drainMs);
       try {
-        await worker.close();
+        await closeWorkerWithin({
+          what: 'the execute worker',
+          close: () => worker.close(),
+          running,
+          logger: d.logger,
+        });
       } finally {
         clearTimeout(timer);
       }

@@ -21,6 +21,7 @@ import {
   closeWithin,
   postgresProbe,
 } from '@agent-saga/core';
+import { keepReconcileSchedulers } from '../queue/keep-reconcile-schedulers.js';
 import { createReconcileQueue, upsertReconcileSchedulers } from '../queue/reconcile-queue.js';
 import { createReconcilerWorker } from '../worker/reconciler-worker.js';
 
@@ -39,10 +40,10 @@ async function main(): Promise<void> {
     );
     const log = logger;
     queue.on('error', (err) => log.warn({ err }, 'redis error on the reconcile queue; reconnecting'));
-    await upsertReconcileSchedulers(queue, {
-      sweepMs: config.RECONCILER_SWEEP_MS,
-      scanMs: config.RECONCILER_SCAN_MS,
-    });
+    const every = { sweepMs: config.RECONCILER_SWEEP_MS, scanMs: config.RECONCILER_SCAN_MS };
+    await upsertReconcileSchedulers(queue, every);
+    // The schedulers live only in Redis: re-created by this process if Redis comes back without them.
+    const schedulers = keepReconcileSchedulers(queue, every, logger);
     const metrics = createReconcilerMetrics(db, {
       stuckRunMs: config.RECONCILER_STUCK_RUN_MS,
       staleOutboxMs: config.RECONCILER_STALE_OUTBOX_MS,
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
     drainOnSignal({
       logger,
       async drain() {
+        await schedulers.stop();
         await reconciler.close();
         if (metricsServer) await stopMetricsServer(metricsServer);
         await closeWithin('the reconcile queue', () => queue.close(), log);

@@ -51,7 +51,8 @@ export async function enqueueReconcile(queue: Queue<ReconcileJob>, key: string):
 }
 
 /**
- * Creates or updates the sweep and scan schedulers (idempotent: every process may call it at start). BullMQ
+ * Creates or updates the sweep and scan schedulers (idempotent: every process calls it at start, and again
+ * whenever Redis comes back without them: see `keepReconcileSchedulers`). BullMQ
  * adds the next job of a scheduler when the current one is taken, so a slow sweep does not pile jobs up;
  * a sweep that outlasts the interval lets the next one run beside it, on another worker or process.
  */

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import {
+  closeWorkerWithin,
+  createRunningWork,
   expireDueApprovals,
   followUpRun,
   republishUnclaimedIntents,
@@ -69,7 +71,10 @@ export interface ReconcilerWorker {
   /** How long a reconcile lease lasts. */
   readonly leaseMs: number;
   start(): void;
-  /** Drains: no new job and no new claim; running lookups finish and record. */
+  /**
+   * Drains: no new job and no new claim; running lookups finish and record. BullMQ's bookkeeping in Redis
+   * after them is bounded (`closeWorkerWithin`), so the drain ends even while Redis is unreachable.
+   */
   close(): Promise<void>;
   /**
    * Republishes unclaimed intents now (what the process's own timer does every RECONCILER_SWEEP_MS);
@@ -132,6 +137,8 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
   let stopping = false;
   let republishTimer: NodeJS.Timeout | undefined;
   let republishing: Promise<void> | undefined;
+  /** The jobs running now (sweeps, requests, scans: Postgres and lookups, never Redis). */
+  const running = createRunningWork();
 
   /**
    * Publishes again the intents whose jobs Redis lost (see `republishUnclaimedIntents`), batch after batch
@@ -264,11 +271,11 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
     if (!data.success) throw new UnrecoverableError(`reconcile job ${job.id} has malformed data`);
     switch (data.data.kind) {
       case 'sweep':
-        return sweep();
+        return running.track(sweep());
       case 'step':
-        return one(data.data.key);
+        return running.track(one(data.data.key));
       case 'scan':
-        return scan();
+        return running.track(scan());
       default: {
         const never: never = data.data;
         throw new UnrecoverableError(`unhandled reconcile job ${JSON.stringify(never)}`);
@@ -296,7 +303,12 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
     async close() {
       stopping = true;
       clearInterval(republishTimer);
-      await worker.close();
+      await closeWorkerWithin({
+        what: 'the reconcile worker',
+        close: () => worker.close(),
+        running,
+        logger: log,
+      });
       await republishing;
     },
     republishUnclaimed: republish,

@@ -33,6 +33,13 @@ export const baseConfigSchema = z.object({
    * test) can tell one deployment's sessions apart in `pg_stat_activity`.
    */
   PG_APPLICATION_NAME: z.string().min(1).max(40).default('agent-saga'),
+  /**
+   * How long a role waits at start for Postgres to accept it (a role started while Postgres restarts, or
+   * before it is up), in ms. Why 60 s: a restart or a failover takes seconds to tens of seconds; past a
+   * minute the orchestrator's restart policy is the better judge. A schema at the wrong version is not
+   * waited for: it fails at once.
+   */
+  PG_START_WAIT_MS: envInt(60_000),
   /** Bound on one Redis command of a producer (a queue add, a readiness check), in ms. */
   REDIS_COMMAND_TIMEOUT_MS: envInt(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   /** Switches on named crash points (`crashPoint`). Only tests set it. */

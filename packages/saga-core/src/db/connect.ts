@@ -55,6 +55,11 @@ export interface DbOptions extends PgTimeouts {
   readonly poolSize?: number;
   readonly applicationName?: string;
   /**
+   * How long the first connection of a role is retried while Postgres cannot be reached (`PG_START_WAIT_MS`);
+   * 0 or unset: one try. Used by `openSagaDb` and by `listenChannel`'s first LISTEN.
+   */
+  readonly startWaitMs?: number;
+  /**
    * Told of an error on a pooled connection outside a query (its backend terminated, the server
    * restarted, a transaction left idle too long). pg drops that connection and opens a new one on the next
    * query; the process goes on. Without a listener the `'error'` event would be thrown and end the process.

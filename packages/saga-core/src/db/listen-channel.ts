@@ -82,7 +82,19 @@ export async function listenChannel(opts: ListenOptions): Promise<ChannelListene
     }, RECONNECT_MS);
   }
 
-  await connect();
+  // The first LISTEN is retried too (Postgres restarting while the role starts), for as long as the role
+  // waits for Postgres at start (`DbOptions.startWaitMs`, from `PG_START_WAIT_MS`).
+  const giveUpAt = Date.now() + (opts.db.startWaitMs ?? 0);
+  for (;;) {
+    try {
+      await connect();
+      break;
+    } catch (err) {
+      if (Date.now() >= giveUpAt) throw err;
+      opts.onError?.(err);
+      await new Promise((r) => setTimeout(r, RECONNECT_MS));
+    }
+  }
   return {
     async stop() {
       stopped = true;

@@ -41,7 +41,10 @@ async function main(): Promise<void> {
     const log = logger;
     queue.on('error', (err) => log.warn({ err }, 'redis error on the reconcile queue; reconnecting'));
     const every = { sweepMs: config.RECONCILER_SWEEP_MS, scanMs: config.RECONCILER_SCAN_MS };
-    await upsertReconcileSchedulers(queue, every);
+    // Redis unreachable at start is not fatal: the keeper below creates the schedulers once it is back.
+    await upsertReconcileSchedulers(queue, every).catch((err: unknown) =>
+      log.warn({ err }, 'reconcile schedulers not created yet (Redis unreachable); retried every sweep'),
+    );
     // The schedulers live only in Redis: re-created by this process if Redis comes back without them.
     const schedulers = keepReconcileSchedulers(queue, every, logger);
     const metrics = createReconcilerMetrics(db, {

@@ -13,8 +13,9 @@ import type { Kysely } from 'kysely';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { correctionHash, createApiToken, stepKey } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { effectsFor } from './fixtures/effect-tools.js';
 import { killAll, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
 import { freePort } from '@agent-saga/core';
 
@@ -115,9 +116,7 @@ async function expectCommitEffectsOnce(runId: string) {
 
 describe.skipIf(!hasChromium)('operator console in chromium', () => {
   beforeAll(async () => {
-    env = await createTestEnv('console');
-    fx = env.db as unknown as Kysely<unknown>;
-    await installFixtureTables(fx);
+    ({ env, fx } = await createFixtureTestEnv('console'));
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     procs.push(startRole(env, 'api', { ...ROLE_ENV, PORT: String(port) }));

@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { CrashPoint, LEASE_EXPIRED_CAUSE, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { effectsFor } from './fixtures/effect-tools.js';
 import {
   createIntent,
   eventsOf,
-  killAll,
   readStep,
   startRole,
   waitFor,
@@ -28,15 +28,10 @@ let healthy: RoleProcess | undefined;
 const ROLE_ENV = { FIXTURE_TOOL_TIMEOUT_MS: '1000' };
 
 beforeAll(async () => {
-  env = await createTestEnv('crashexec');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('crashexec'));
   procs.push(startRole(env, 'relay', ROLE_ENV));
 });
-afterAll(async () => {
-  await killAll(procs);
-  await env?.close();
-});
+afterAll(() => closeFixtureTestEnv(env, procs));
 
 async function crashAt(point: CrashPoint, runId: string) {
   const crashing = startRole(env, 'executor', { ...ROLE_ENV, SAGA_CRASH_POINTS: point });

@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { CrashPoint, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import type { TestEnv } from '@agent-saga/core/testing';
 import { bullmqConnection } from '@agent-saga/core';
 import { createExecuteQueue } from '@agent-saga/dispatcher';
-import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
+import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { effectsFor } from './fixtures/effect-tools.js';
 import {
   createIntent,
-  killAll,
   startRole,
   waitFor,
   waitForStatus,
@@ -24,14 +24,9 @@ let fx: Kysely<unknown>;
 const procs: RoleProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnv('crashrelay');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('crashrelay'));
 });
-afterAll(async () => {
-  await killAll(procs);
-  await env?.close();
-});
+afterAll(() => closeFixtureTestEnv(env, procs));
 
 describe('relay crash after publish, before mark', () => {
   it('republishes after a restart, and the tool runs once', async () => {

@@ -8,16 +8,10 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSagaClient, ConflictError, ToolOutcomeUnknown, type SagaClient } from '@agent-saga/client';
 import { createApiToken, CrashPoint, stepKey } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { effectsFor, FaultKind, injectFault, installFixtureTables } from './fixtures/effect-tools.js';
-import {
-  eventsOf,
-  killAll,
-  readStep,
-  startRole,
-  waitFor,
-  type RoleProcess,
-} from './fixtures/dispatcher-processes.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { effectsFor, FaultKind, injectFault } from './fixtures/effect-tools.js';
+import { eventsOf, readStep, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
 import { freePort } from '@agent-saga/core';
 
 let env: TestEnv;
@@ -34,9 +28,7 @@ const ROLE_ENV = {
 };
 
 beforeAll(async () => {
-  env = await createTestEnv('e2e');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('e2e'));
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
   procs.push(startRole(env, 'api', { ...ROLE_ENV, PORT: String(port) }));
@@ -55,10 +47,7 @@ beforeAll(async () => {
     200,
   );
 });
-afterAll(async () => {
-  await killAll(procs);
-  await env?.close();
-});
+afterAll(() => closeFixtureTestEnv(env, procs));
 
 describe('one call end to end', () => {
   it('goes intent row → outbox → BullMQ → tool → CONFIRMED, and the log holds the row, its events and the result', async () => {

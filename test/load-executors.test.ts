@@ -6,15 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import { StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { installFixtureTables } from './fixtures/effect-tools.js';
-import {
-  createIntent,
-  killAll,
-  startRole,
-  waitFor,
-  type RoleProcess,
-} from './fixtures/dispatcher-processes.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { createIntent, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
 
 const RUNS = 20;
 const STEPS_PER_RUN = 15;
@@ -25,9 +19,7 @@ let fx: Kysely<unknown>;
 const procs: RoleProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnv('load');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('load'));
   const roleEnv = { EXECUTOR_CONCURRENCY: '25', RELAY_BATCH_SIZE: '25' };
   procs.push(
     startRole(env, 'relay', roleEnv),
@@ -43,10 +35,7 @@ beforeAll(async () => {
     200,
   );
 }, 60_000);
-afterAll(async () => {
-  await killAll(procs);
-  await env?.close();
-});
+afterAll(() => closeFixtureTestEnv(env, procs));
 
 describe('load', () => {
   it(`${TOTAL} concurrent calls over ${RUNS} runs, 2 relays, 2 executors: every effect exactly once`, async () => {

@@ -11,9 +11,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import { createApiToken } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
-import { killAll, startRole, waitFor, type Role, type RoleProcess } from './fixtures/dispatcher-processes.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { effectsFor } from './fixtures/effect-tools.js';
+import { startRole, waitFor, type Role, type RoleProcess } from './fixtures/dispatcher-processes.js';
 import { agentApi, exitedRoles, freePorts, readyz, waitForReadyz } from './fixtures/role-probes.js';
 
 let env: TestEnv;
@@ -26,9 +27,7 @@ const bases: Record<string, string> = {};
 const ROLES = ['api', 'relay', 'executor', 'reconciler', 'compensator'] as const satisfies readonly Role[];
 
 beforeAll(async () => {
-  env = await createTestEnv('survivepg');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('survivepg'));
   appPrefix = `as-${env.schema}`;
   const ports = await freePorts(ROLES);
   procs = ROLES.map((role) => {
@@ -45,10 +44,7 @@ beforeAll(async () => {
   api = agentApi(bases.api!, await createApiToken(env.db, { tenantId: 'acme', role: 'agent' }));
   for (const role of ROLES) await waitForReadyz(bases[role]!, 200, 60_000);
 }, 120_000);
-afterAll(async () => {
-  await killAll(procs);
-  await env?.close();
-});
+afterAll(() => closeFixtureTestEnv(env, procs));
 
 /** Terminates every backend of this file's roles; returns how many there were. */
 async function terminateRoleBackends(): Promise<number> {

@@ -11,9 +11,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { createFixtureTestEnv } from './fixtures/fixture-test-env.js';
 import { unknownStep } from '../services/reconciler/test/reconciler-harness.js';
-import { effectsFor, FaultKind, injectFault, installFixtureTables } from './fixtures/effect-tools.js';
+import { effectsFor, FaultKind, injectFault } from './fixtures/effect-tools.js';
 import {
   createIntent,
   killAll,
@@ -44,17 +45,22 @@ function start(
   return p;
 }
 
+/** Why 45 s: a role boots in 2–5 s here, but past 20 s when the machine's load average reaches 20. */
+const START_TIMEOUT_MS = 45_000;
+
 async function started(p: RoleProcess, msg: string): Promise<void> {
-  await waitFor(`${p.role} started`, () => {
-    if (p.child.exitCode !== null) throw new Error(`${p.role} exited:\n${p.output()}`);
-    return p.output().includes(`"msg":"${msg}"`) ? true : undefined;
-  });
+  await waitFor(
+    `${p.role} started`,
+    () => {
+      if (p.child.exitCode !== null) throw new Error(`${p.role} exited:\n${p.output()}`);
+      return p.output().includes(`"msg":"${msg}"`) ? true : undefined;
+    },
+    START_TIMEOUT_MS,
+  );
 }
 
 beforeAll(async () => {
-  env = await createTestEnv('redissweepdrain');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('redissweepdrain'));
   redis = await privateRedis();
   await redis.start();
 }, 60_000);

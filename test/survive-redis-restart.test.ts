@@ -13,8 +13,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { createApiToken, freePort, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { effectsFor } from './fixtures/effect-tools.js';
 import {
   killAll,
   readStep,
@@ -65,9 +66,7 @@ async function stopRedis(): Promise<void> {
 }
 
 beforeAll(async () => {
-  env = await createTestEnv('survivered');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('survivered'));
   redisPort = await freePort();
   await startRedis();
   const ports = await freePorts(ROLES);

@@ -18,9 +18,10 @@ import {
   StepEventKind,
   StepStatus,
 } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import type { TestEnv } from '@agent-saga/core/testing';
 import { createExecuteQueue, publishExecute, type ExecuteJob } from '@agent-saga/dispatcher';
-import { effectsFor, installFixtureTables } from './fixtures/effect-tools.js';
+import { createFixtureTestEnv } from './fixtures/fixture-test-env.js';
+import { effectsFor } from './fixtures/effect-tools.js';
 import {
   createIntent,
   eventsOf,
@@ -76,9 +77,7 @@ const attemptEvents = async (runId: string) =>
   (await eventsOf(env.db, runId, 0)).filter((e) => e.kind === StepEventKind.ATTEMPT);
 
 beforeAll(async () => {
-  env = await createTestEnv('unclaimed');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('unclaimed'));
   queue = createExecuteQueue(bullmqConnection(env.redisUrl), env.queuePrefix);
 });
 afterAll(async () => {

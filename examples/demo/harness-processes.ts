@@ -7,7 +7,8 @@
 import type { DemoConfig } from './demo-config.js';
 import { freePort } from '@agent-saga/core';
 import type { ProcessSupervisor, SupervisedProcess } from './process-supervisor.js';
-import { DEMO_SEARCH_LAG_MS, SANDBOX_CREDENTIALS, type SandboxUrls } from './sandbox-admin.js';
+import { DEFAULT_CREDENTIALS, sandboxConnectorEnv, type SandboxUrls } from '@agent-saga/sandbox';
+import { DEMO_SEARCH_LAG_MS } from './sandbox-admin.js';
 import { waitFor } from './wait-for.js';
 
 const DISPATCHER_BIN = 'services/dispatcher/src/bin';
@@ -19,28 +20,12 @@ const ENTRY = {
   compensator: 'services/compensator/src/bin/compensator.ts',
 } as const;
 
-/** The connector configuration that points every vendor at the sandbox (as test/fixtures/sandbox-env.ts). */
-function connectorEnv(urls: SandboxUrls): Record<string, string> {
-  const c = SANDBOX_CREDENTIALS;
-  const lag = String(DEMO_SEARCH_LAG_MS);
-  return {
-    SAGA_TOOLS: 'packages/connectors/src/support-agent-tools.ts',
-    STRIPE_SECRET_KEY: c.stripeSecretKey,
-    STRIPE_API_BASE: urls.stripe,
-    STRIPE_LOOKUP_LAG_MS: lag,
-    JIRA_BASE_URL: urls.jira,
-    JIRA_EMAIL: c.jiraEmail,
-    JIRA_API_TOKEN: c.jiraApiToken,
-    JIRA_PROJECT_KEY: 'SUP',
-    JIRA_LOOKUP_LAG_MS: lag,
-    EMAIL_API_BASE: urls.email,
-    EMAIL_API_KEY: c.emailApiKey,
-    EMAIL_FROM: 'support@example.com',
-    EMAIL_LOOKUP_LAG_MS: lag,
-    SHIPPING_API_BASE: urls.shipping,
-    SHIPPING_API_KEY: c.shippingApiKey,
-  };
-}
+/** The connector configuration that points every vendor at the sandbox. */
+const connectorEnv = (urls: SandboxUrls): Record<string, string> =>
+  sandboxConnectorEnv(
+    { urls, credentials: DEFAULT_CREDENTIALS },
+    { lagMs: DEMO_SEARCH_LAG_MS, toolsModule: 'packages/connectors/src/support-agent-tools.ts' },
+  );
 
 /** Timings of the demo; every role reads only its own. */
 const SHORT_TIMINGS: Readonly<Record<string, string>> = {
@@ -123,7 +108,8 @@ export async function startHarness(
         () => undefined,
       );
     },
-    45_000,
+    // Why 90 s: five roles and the sandbox boot in 10–20 s here, past 45 s on a heavily loaded machine.
+    90_000,
     200,
   );
   return { baseUrl, executors, startExecutor };

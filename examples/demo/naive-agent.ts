@@ -16,7 +16,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { act, answer, aside } from './narration.js';
-import { SANDBOX_CREDENTIALS, type RunningSandbox } from './sandbox-admin.js';
+import { DEFAULT_CREDENTIALS } from '@agent-saga/sandbox';
+import type { RunningSandbox } from './sandbox-admin.js';
 
 /** One line of the model's transcript: what it called and what it was told. */
 export interface TranscriptEntry {
@@ -39,7 +40,7 @@ export interface NaiveRun {
 const CUSTOMER = 'cus_sandbox_ada';
 const CUSTOMER_EMAIL = 'ada@example.com';
 
-const c = SANDBOX_CREDENTIALS;
+const c = DEFAULT_CREDENTIALS;
 const jiraAuth = `Basic ${Buffer.from(`${c.jiraEmail}:${c.jiraApiToken}`).toString('base64')}`;
 const adf = (text: string) => ({
   type: 'doc',

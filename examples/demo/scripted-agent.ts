@@ -123,11 +123,15 @@ export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> 
   answer(describeOutcome(charged));
 
   act(6, 'reship: the warehouse refuses (order 1182 is not eligible)');
-  const reship = await resumed.call('reship', {
-    orderId: '1182',
-    items: [{ sku: 'MUG-BLUE', quantity: 1 }],
-    reason: 'Replacement for a damaged mug',
-  });
+  // Like every step before it, the agent waits for the outcome before it acts on it: a step still INTENDED
+  // when the unwind starts would be withdrawn unsent (NOT_EXECUTED), not refused by the warehouse.
+  const reship = await retryUntilSettled(() =>
+    resumed.call(
+      'reship',
+      { orderId: '1182', items: [{ sku: 'MUG-BLUE', quantity: 1 }], reason: 'Replacement for a damaged mug' },
+      { waitMs: 2_000 },
+    ),
+  );
   answer(describeOutcome(reship));
 
   act(7, 'the agent asks the harness to unwind the run');

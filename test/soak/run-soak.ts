@@ -163,14 +163,14 @@ async function main(options: SoakOptions): Promise<number> {
     running.supervisor = supervisor;
     const sandbox = await startSandbox(supervisor);
     const plans = planRuns(options, random);
-    await sandbox.seed(
-      plans.map((p) => ({
+    await sandbox.seed({
+      orders: plans.map((p) => ({
         id: p.orderId,
         customerId: 'cus_sandbox_ada',
         items: [{ sku: p.sku, quantity: 1 }],
         eligibleForReship: !p.refused,
       })),
-    );
+    });
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
     const roleEnv = {

@@ -5,16 +5,13 @@ import {
   claimStepBatch,
   ClientError,
   classifyToolError,
-  createRun,
   LATE_OUTCOME_CAUSE,
-  payloadHash,
-  recordIntent,
   recordOutcome,
   runNotRunningCause,
   StepStatus,
-  stepKey,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { intendedStep } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -22,29 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-async function intent(runId: string) {
-  await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
-  const args = { orderId: runId };
-  return env.db.transaction().execute((trx) =>
-    recordIntent(trx, {
-      runId,
-      stepIdx: 0,
-      tenantId: 'acme',
-      tool: 'create_ticket',
-      toolClass: 'compensatable',
-      toolVersion: 1,
-      idempotencyKey: stepKey(runId, 0, 'create_ticket'),
-      args,
-      payloadHash: payloadHash('create_ticket', args),
-      compensation: null,
-      correction: null,
-      audience: [],
-      dependsOn: null,
-      status: 'INTENDED',
-      schema: env.schema,
-    }),
-  );
-}
+const intent = (runId: string) => intendedStep(env, runId);
 
 const claim = (key: string, worker: string, leaseMs = 10_000) =>
   claimStep(env.db, { key, worker, leaseMs, jobId: key, schema: env.schema });

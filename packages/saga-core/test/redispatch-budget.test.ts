@@ -9,18 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CaseAction,
   claimStep,
-  createRun,
-  payloadHash,
-  recordIntent,
   redispatchStep,
   republishUnclaimedIntents,
   resolveCase,
   ReviewStatus,
   StepStatus,
-  stepKey,
   transitionStep,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { intendedStep } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -31,27 +28,7 @@ afterAll(async () => env?.close());
 const MAX = 3;
 
 async function intent(runId: string): Promise<string> {
-  await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
-  const args = { orderId: runId };
-  const row = await env.db.transaction().execute((trx) =>
-    recordIntent(trx, {
-      runId,
-      stepIdx: 0,
-      tenantId: 'acme',
-      tool: 'create_ticket',
-      toolClass: 'compensatable',
-      toolVersion: 1,
-      idempotencyKey: stepKey(runId, 0, 'create_ticket'),
-      args,
-      payloadHash: payloadHash('create_ticket', args),
-      compensation: null,
-      correction: null,
-      audience: [],
-      dependsOn: null,
-      status: 'INTENDED',
-      schema: env.schema,
-    }),
-  );
+  const row = await intendedStep(env, runId);
   return row.idempotency_key;
 }
 

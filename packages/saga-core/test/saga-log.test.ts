@@ -3,7 +3,6 @@ import {
   createRun,
   InvalidTransitionError,
   listSteps,
-  payloadHash,
   recordIntent,
   StepStatus,
   stepKey,
@@ -12,6 +11,7 @@ import {
   isLegalTransition,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { intendedStep } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -19,29 +19,12 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-async function newStep(runId: string, status: 'INTENDED' | 'AWAITING_APPROVAL' = 'INTENDED') {
-  await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
-  const args = { orderId: '1182', summary: 'Refund order 1182' };
-  return env.db.transaction().execute((trx) =>
-    recordIntent(trx, {
-      runId,
-      stepIdx: 0,
-      tenantId: 'acme',
-      tool: 'create_ticket',
-      toolClass: 'compensatable',
-      toolVersion: 1,
-      idempotencyKey: stepKey(runId, 0, 'create_ticket'),
-      args,
-      payloadHash: payloadHash('create_ticket', args),
-      compensation: null,
-      correction: null,
-      audience: ['support_team'],
-      dependsOn: null,
-      status,
-      schema: env.schema,
-    }),
-  );
-}
+const newStep = (runId: string, status: 'INTENDED' | 'AWAITING_APPROVAL' = 'INTENDED') =>
+  intendedStep(env, runId, {
+    args: { orderId: '1182', summary: 'Refund order 1182' },
+    audience: ['support_team'],
+    status,
+  });
 
 describe('saga log', () => {
   it('writes an INTENDED row, its event and its outbox message together', async () => {

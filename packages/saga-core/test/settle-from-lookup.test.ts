@@ -10,17 +10,14 @@ import { z } from 'zod';
 import {
   claimStep,
   createLogger,
-  createRun,
   defineTool,
-  payloadHash,
-  recordIntent,
   ref,
   settleFromLookup,
-  stepKey,
   type StepRow,
   type ToolEffect,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { intendedStep } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -66,28 +63,7 @@ function laggingVendor(opts: { indexedAfter: number; duplicates?: readonly strin
 
 /** A step attempted once (claimed: `last_attempt_at = now()` by the database), optionally `agoMs` earlier. */
 async function attemptedStep(runId: string, agoMs = 0): Promise<StepRow> {
-  await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
-  const args = { orderId: runId };
-  const key = stepKey(runId, 0, 'create_ticket');
-  await env.db.transaction().execute((trx) =>
-    recordIntent(trx, {
-      runId,
-      stepIdx: 0,
-      tenantId: 'acme',
-      tool: 'create_ticket',
-      toolClass: 'compensatable',
-      toolVersion: 1,
-      idempotencyKey: key,
-      args,
-      payloadHash: payloadHash('create_ticket', args),
-      compensation: null,
-      correction: null,
-      audience: [],
-      dependsOn: null,
-      status: 'INTENDED',
-      schema: env.schema,
-    }),
-  );
+  const key = (await intendedStep(env, runId)).idempotency_key;
   const claimed = await claimStep(env.db, {
     key,
     worker: 'w1',

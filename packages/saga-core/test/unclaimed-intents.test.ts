@@ -9,17 +9,14 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   claimStep,
-  createRun,
-  payloadHash,
-  recordIntent,
   registerSagaLogGauges,
   REPUBLISH_CAUSE,
   republishUnclaimedIntents,
   SagaLogGaugeGroup,
   StepStatus,
-  stepKey,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { intendedStep } from './intended-step.js';
 import { unclaimedIntentsQuery } from '../src/metrics/read-backlog-gauges.js';
 import { lockUnclaimedIntents } from '../src/saga-log/republish-unclaimed-intents.js';
 
@@ -33,27 +30,7 @@ const BOUND_MS = 20_000;
 
 /** An INTENDED step whose intake committed `ageSecs` ago (by the database's clock). */
 async function intent(runId: string, ageSecs: number) {
-  await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
-  const args = { orderId: runId };
-  const row = await env.db.transaction().execute((trx) =>
-    recordIntent(trx, {
-      runId,
-      stepIdx: 0,
-      tenantId: 'acme',
-      tool: 'create_ticket',
-      toolClass: 'compensatable',
-      toolVersion: 1,
-      idempotencyKey: stepKey(runId, 0, 'create_ticket'),
-      args,
-      payloadHash: payloadHash('create_ticket', args),
-      compensation: null,
-      correction: null,
-      audience: [],
-      dependsOn: null,
-      status: 'INTENDED',
-      schema: env.schema,
-    }),
-  );
+  const row = await intendedStep(env, runId);
   await sql`UPDATE saga_log SET created_at = now() - make_interval(secs => ${ageSecs}),
                                 updated_at = now() - make_interval(secs => ${ageSecs})
              WHERE idempotency_key = ${row.idempotency_key}`.execute(env.db);

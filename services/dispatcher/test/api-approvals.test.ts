@@ -12,6 +12,7 @@ import {
   type AnyTool,
 } from '@agent-saga/core';
 import { countEffects, effectsFor } from '../../../test/fixtures/effect-tools.js';
+import { eventsOf } from '../../../test/fixtures/dispatcher-processes.js';
 import { executeStep as realExecuteStep } from '../src/executor/execute-step.js';
 import {
   call,
@@ -566,14 +567,7 @@ async function runExecutor(runId: string, stepIdx: number, tools: readonly AnyTo
   );
 }
 
-const eventsOfStep = (runId: string, stepIdx: number) =>
-  h.env.db
-    .selectFrom('step_events')
-    .selectAll()
-    .where('run_id', '=', runId)
-    .where('step_idx', '=', stepIdx)
-    .orderBy('id')
-    .execute();
+const eventsOfStep = (runId: string, stepIdx: number) => eventsOf(h.env.db, runId, stepIdx);
 
 describe('nothing irreversible after an unwind', () => {
   it('an unwind withdraws a held send; a late approve with the right hash is refused 409 RUN_NOT_RUNNING and nothing is sent', async () => {

@@ -31,8 +31,11 @@ import { createExecuteQueue, type ExecuteJob } from '../src/queue/execute-queue.
 import fixtureTools from '../../../test/fixtures/effect-tools.js';
 import { createIntent } from '../../../test/fixtures/dispatcher-processes.js';
 
-/** Why 300 ms: long enough that a lookup right after the send is "too early", short for the test. */
-const LAG_MS = 300;
+/**
+ * Why 2 s: a lookup right after the send must be "too early" even on a loaded machine (300 ms was not, with
+ * the load average at 20), and the test still waits it out twice in a few seconds.
+ */
+const LAG_MS = 2_000;
 const RECHECK_MS = 50;
 
 /** How the email vendor behaves on the next sends. */

@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { claimStep, runNotRunningCause, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { effectsFor, injectFault, installFixtureTables } from '../../../test/fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { closeFixtureTestEnv, createFixtureTestEnv } from '../../../test/fixtures/fixture-test-env.js';
+import { effectsFor, injectFault } from '../../../test/fixtures/effect-tools.js';
 import {
   createIntent,
   eventsOf,
-  killAll,
   readStep,
   startRole,
   waitForStatus,
@@ -26,15 +26,10 @@ const procs: RoleProcess[] = [];
 const TOOL_ENV = { FIXTURE_TOOL_TIMEOUT_MS: '1000' };
 
 beforeAll(async () => {
-  env = await createTestEnv('exec');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('exec'));
   procs.push(startRole(env, 'relay', TOOL_ENV), startRole(env, 'executor', TOOL_ENV));
 });
-afterAll(async () => {
-  await killAll(procs);
-  await env?.close();
-});
+afterAll(() => closeFixtureTestEnv(env, procs));
 
 const SETTLED = [StepStatus.CONFIRMED, StepStatus.FAILED, StepStatus.UNKNOWN];
 let runSeq = 0;

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import { StepEventKind, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { installFixtureTables } from '../../../test/fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { createFixtureTestEnv } from '../../../test/fixtures/fixture-test-env.js';
 import { eventsOf, waitFor, waitForStatus } from '../../../test/fixtures/dispatcher-processes.js';
 import {
   mustRead,
@@ -23,9 +23,7 @@ let fx: Kysely<unknown>;
 const procs: ReconcilerProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnv('reconcrash');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('reconcrash'));
 });
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop('SIGKILL')));
@@ -49,7 +47,8 @@ describe('reconciler crash', () => {
 
     const second = startReconciler(env);
     procs.push(second);
-    const done = await waitForStatus(env.db, s.key, [StepStatus.INTENDED], 20_000).catch((e: unknown) => {
+    // Why 45 s: the lease (about 7 s) plus a second reconciler's boot, which a loaded machine stretches.
+    const done = await waitForStatus(env.db, s.key, [StepStatus.INTENDED], 45_000).catch((e: unknown) => {
       throw new Error(`${String(e)}\nsecond reconciler:\n${second.output().slice(-3000)}`);
     });
     expect(done.attempts).toBe(1); // re-dispatched; no relay here, so not yet sent again

@@ -8,13 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import { StepEventKind, StepStatus, type StepEventRow } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import {
-  effectsFor,
-  FaultKind,
-  injectFault,
-  installFixtureTables,
-} from '../../../test/fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { createFixtureTestEnv } from '../../../test/fixtures/fixture-test-env.js';
+import { effectsFor, FaultKind, injectFault } from '../../../test/fixtures/effect-tools.js';
 import {
   eventsOf,
   killAll,
@@ -47,9 +43,7 @@ let reconciler: ReconcilerProcess;
 const procs: RoleProcess[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnv('recon');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('recon'));
   const toolEnv = { FIXTURE_TOOL_TIMEOUT_MS: '1000' };
   procs.push(startRole(env, 'relay', toolEnv), startRole(env, 'executor', toolEnv));
   metricsPort = await freePort();

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import { StepEventKind, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { installFixtureTables } from '../../../test/fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { createFixtureTestEnv } from '../../../test/fixtures/fixture-test-env.js';
 import { waitFor } from '../../../test/fixtures/dispatcher-processes.js';
 import { freePort } from '@agent-saga/core';
 import {
@@ -29,9 +29,7 @@ const reconcilers: ReconcilerProcess[] = [];
 const steps: { step: UnsettledStep; hasEffect: boolean }[] = [];
 
 beforeAll(async () => {
-  env = await createTestEnv('reconrace');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('reconrace'));
   for (let i = 0; i < STEPS; i += 10) {
     const batch = await Promise.all(
       Array.from({ length: 10 }, async (_, j) => {

@@ -7,17 +7,12 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_REDISPATCHES, ReviewStatus, StepEventKind, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import {
-  countEffects,
-  FaultKind,
-  injectFault,
-  installFixtureTables,
-} from '../../../test/fixtures/effect-tools.js';
+import type { TestEnv } from '@agent-saga/core/testing';
+import { closeFixtureTestEnv, createFixtureTestEnv } from '../../../test/fixtures/fixture-test-env.js';
+import { countEffects, FaultKind, injectFault } from '../../../test/fixtures/effect-tools.js';
 import {
   createIntent,
   eventsOf,
-  killAll,
   startRole,
   waitForStatus,
   type RoleProcess,
@@ -30,15 +25,10 @@ const procs: RoleProcess[] = [];
 const ROLE_ENV = { FIXTURE_TOOL_TIMEOUT_MS: '1000' };
 
 beforeAll(async () => {
-  env = await createTestEnv('budget');
-  fx = env.db as unknown as Kysely<unknown>;
-  await installFixtureTables(fx);
+  ({ env, fx } = await createFixtureTestEnv('budget'));
   procs.push(startRole(env, 'relay', ROLE_ENV), startRole(env, 'executor', ROLE_ENV), startReconciler(env));
 });
-afterAll(async () => {
-  await killAll(procs);
-  await env?.close();
-});
+afterAll(() => closeFixtureTestEnv(env, procs));
 
 describe('the re-dispatch budget', () => {
   it('stops a poison step after N re-dispatches, with a case carrying each dispatch', async () => {

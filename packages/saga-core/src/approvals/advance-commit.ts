@@ -153,25 +153,13 @@ async function stopPastDeadline(
       detail: { approvalId, deadline: d.deadline.toISOString(), now: d.now.toISOString() },
       schema,
     });
-  await transitionRun(trx, {
-    runId: next.run_id,
-    to: RunStatus.MANUAL_INTERVENTION,
-    onlyFrom: [RunStatus.RUNNING],
-    reason: `${why}; the earlier commit steps stand (a run never rolls back after its pivot)`,
-  });
-  await openCase(trx, {
-    runId: next.run_id,
-    stepIdx: next.step_idx,
-    tenantId,
-    reason: why,
-    evidence: {
-      approvalId,
-      deadline: d.deadline.toISOString(),
-      deadlinePassed: d.deadlinePassed,
-      lapsedHolds: d.lapsedHolds,
-      checkedAt: d.now.toISOString(),
-      unreleased: unreleased.map((x) => ({ stepIdx: x.step_idx, tool: x.tool, key: x.idempotency_key })),
-    },
+  await stopAfterPivot(trx, tenantId, next, why, {
+    approvalId,
+    deadline: d.deadline.toISOString(),
+    deadlinePassed: d.deadlinePassed,
+    lapsedHolds: d.lapsedHolds,
+    checkedAt: d.now.toISOString(),
+    unreleased: unreleased.map((x) => ({ stepIdx: x.step_idx, tool: x.tool, key: x.idempotency_key })),
   });
 }
 
@@ -180,17 +168,30 @@ async function stop(trx: SagaTrx, tenantId: string, s: StepRow): Promise<void> {
     s.status === StepStatus.FAILED
       ? `commit step ${s.step_idx} (${s.tool}) failed definitively after the pivot`
       : `commit step ${s.step_idx} (${s.tool}) is ${s.status} after the pivot`;
+  await stopAfterPivot(trx, tenantId, s, why, {
+    status: s.status,
+    error: s.error,
+    attempts: s.attempts,
+    key: s.idempotency_key,
+  });
+}
+
+/**
+ * Stops the run in MANUAL_INTERVENTION with a case on step `at` saying `why`: past the pivot the earlier
+ * commit steps stand (a run never rolls back after its pivot), so what is left goes to a person.
+ */
+async function stopAfterPivot(
+  trx: SagaTrx,
+  tenantId: string,
+  at: StepRow,
+  why: string,
+  evidence: Record<string, unknown>,
+): Promise<void> {
   await transitionRun(trx, {
-    runId: s.run_id,
+    runId: at.run_id,
     to: RunStatus.MANUAL_INTERVENTION,
     onlyFrom: [RunStatus.RUNNING],
     reason: `${why}; the earlier commit steps stand (a run never rolls back after its pivot)`,
   });
-  await openCase(trx, {
-    runId: s.run_id,
-    stepIdx: s.step_idx,
-    tenantId,
-    reason: why,
-    evidence: { status: s.status, error: s.error, attempts: s.attempts, key: s.idempotency_key },
-  });
+  await openCase(trx, { runId: at.run_id, stepIdx: at.step_idx, tenantId, reason: why, evidence });
 }

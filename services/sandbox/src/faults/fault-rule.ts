@@ -67,6 +67,8 @@ export const faultSpecSchema = z
     message: 'a status fault needs status',
   });
 export type FaultSpec = z.infer<typeof faultSpecSchema>;
+/** A fault as a caller writes it: the defaults (`method`, `path`, `phase`) may be left out. */
+export type FaultSpecInput = z.input<typeof faultSpecSchema>;
 
 /** A fault as stored and listed: its spec, an id, and how many requests matched and were hit so far. */
 export interface FaultRule extends FaultSpec {

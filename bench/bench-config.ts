@@ -48,14 +48,48 @@ export const benchConfigSchema = z.object({
    * them in Chrome DevTools or speedscope): where each process spends its time under the bench's load.
    */
   BENCH_CPU_PROFILE_DIR: z.string().optional(),
+  /** Jobs each drain peer (graphile-worker, pg-boss, BullMQ drain) adds in bulk and then drains. */
+  BENCH_DRAIN_JOBS: count(20_000),
+  /**
+   * Which peers to measure (comma-separated names from bench/peers/all-peers.ts, or `all`, or `none`):
+   * a subset when one peer is being looked at.
+   */
+  BENCH_PEERS: z.string().default('all'),
+  /** Settled (CONFIRMED) saga-log rows of the sweep-cost phase: the small size and the large one. */
+  BENCH_SCALE_SMALL: count(10_000),
+  BENCH_SCALE_LARGE: count(1_000_000),
+  /** Timed repetitions of each periodic query at each size (the median is reported). */
+  BENCH_SCALE_REPEATS: count(15),
+  /** One-step runs the compensator unwinds in the unwind phase, and its COMPENSATOR_CONCURRENCY. */
+  BENCH_UNWIND_RUNS: count(2_000),
+  BENCH_UNWIND_CONCURRENCY: count(50),
   /** Where the JSON result goes. */
   BENCH_RESULTS: z.string().default(resolve(REPO_ROOT, 'bench/results/latest.json')),
 });
 export type BenchConfig = Readonly<z.infer<typeof benchConfigSchema>>;
 
+/**
+ * `pnpm bench --quick`: the same phases and the same table, shorter (about a minute and a half on this
+ * machine). Values set in the environment still win.
+ */
+export const QUICK_DEFAULTS: Readonly<Record<string, string>> = {
+  BENCH_WARMUP_CALLS: '20',
+  BENCH_SEQUENTIAL_CALLS: '100',
+  BENCH_SECONDS: '4',
+  BENCH_RAMP_SECONDS: '1',
+  BENCH_QUIET_SECONDS: '1',
+  BENCH_STATS_SETTLE_MS: '1200',
+  BENCH_DRAIN_JOBS: '4000',
+  // Why 10^5: a 10^6 bulk load takes most of a minute here; the ratio 10^5/10^4 still shows growth.
+  BENCH_SCALE_LARGE: '100000',
+  BENCH_SCALE_REPEATS: '7',
+  BENCH_UNWIND_RUNS: '400',
+};
+
 /** Loads the root `.env` when present (values already in the environment win), then parses. */
-export function loadBenchConfig(): BenchConfig {
+export function loadBenchConfig(argv: readonly string[] = process.argv.slice(2)): BenchConfig {
   const dotenv = resolve(REPO_ROOT, '.env');
   if (existsSync(dotenv)) process.loadEnvFile(dotenv);
-  return parseConfig(benchConfigSchema, process.env);
+  const quick = argv.includes('--quick') ? QUICK_DEFAULTS : {};
+  return parseConfig(benchConfigSchema, { ...quick, ...process.env });
 }

@@ -2,7 +2,11 @@ import type { CpuUsage } from './cpu-usage.js';
 import type { LatencySummary } from './latency-summary.js';
 import type { MachineInfo } from './machine-info.js';
 import type { PerCallCosts } from './per-call-costs.js';
+import type { PeerResult } from './peers/measure-peer.js';
 import type { SagaLogLatency } from './saga-log-latency.js';
+import type { SideBySideRow } from './side-by-side.js';
+import type { SweepCost } from './sweep-cost.js';
+import type { UnwindResult } from './unwind-phase.js';
 
 /** Everything one `pnpm bench` run measured; printed as a table and written as JSON. */
 export interface BenchResult {
@@ -42,6 +46,14 @@ export interface BenchResult {
     readonly pg: PerCallCosts;
     readonly cpu: CpuUsage;
   };
+  /** Every peer of bench/peers/, measured in this run after the baseline. */
+  readonly peers: readonly PeerResult[];
+  /** The one table: agent-saga, the baseline and each peer, per unit of work, with agent-saga's ratios. */
+  readonly sideBySide: readonly SideBySideRow[];
+  /** The periodic queries' median time with a small and a large saga log. */
+  readonly sweepCost: SweepCost;
+  /** The compensator unwinding one-step runs. */
+  readonly unwind: UnwindResult;
   /** agent-saga ÷ baseline. */
   readonly ratios: {
     readonly throughput: number;

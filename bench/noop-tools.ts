@@ -16,14 +16,19 @@ export const noopUndo = defineTool({
   lookup: () => Promise.resolve(null),
 });
 
-/** Does nothing and returns at once; its lookup never finds anything (there is nothing to find). */
+/**
+ * Does nothing and returns at once; its lookup never finds anything (there is nothing to find). It answers
+ * an external ref, as a real reversible tool does (a charge id): its compensation's `ref(key)` resolves to
+ * it, so the unwind phase can undo it (with no ref the compensator cannot build the undo and hands the run
+ * to a person).
+ */
 export const noop = defineTool({
   name: 'noop',
   class: 'reversible',
   version: 1,
   args: z.object({ n: z.number().int() }),
   compensate: (_args, key) => ({ tool: 'noop_undo', args: { target: ref(key) } }),
-  execute: () => Promise.resolve({ externalRef: null, result: null }),
+  execute: (args) => Promise.resolve({ externalRef: `noop-${args.n}`, result: null }),
   lookup: () => Promise.resolve(null),
 });
 

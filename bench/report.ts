@@ -81,6 +81,24 @@ export function formatReport(r: BenchResult): string {
       ],
     ),
   );
+  out.push(sideBySideTable(r));
+  out.push(
+    table(
+      `Sweep cost: median of each periodic query with ${int(r.sweepCost.smallRows)} and ${int(r.sweepCost.largeRows)} settled steps (target ratio 0.8 – 1.2)`,
+      ['query', int(r.sweepCost.smallRows), int(r.sweepCost.largeRows), 'ratio'],
+      r.sweepCost.rows.map((q) => [q.query, ms(q.smallMs), ms(q.largeMs), num(q.ratio)]),
+    ),
+    `(bulk load of the settled steps: ${num(r.sweepCost.loadSeconds, 1)} s)`,
+  );
+  const u = r.unwind;
+  out.push(
+    '',
+    `Unwind: ${int(u.runs)} one-step runs, compensator concurrency ${u.concurrency}: ` +
+      `${int(u.runsPerSecond)} runs unwound / s (first to last COMPENSATED), ${num(u.wallSeconds, 1)} s from its start` +
+      (u.notCompensated > 0
+        ? `; ${u.notCompensated} runs did NOT end COMPENSATED (${JSON.stringify(u.endStatuses)})`
+        : ''),
+  );
   out.push(
     table(
       'Rows written per call (bench schema, pg_stat_user_tables)',
@@ -91,7 +109,7 @@ export function formatReport(r: BenchResult): string {
   out.push(cpuTable(r));
   out.push(
     table(
-      'Targets (issue 2; printed, not asserted)',
+      'Targets (issues 2 and 10; printed, not asserted)',
       ['figure', 'target', 'measured', 'met'],
       r.targets.map((t) => [t.figure, t.target, `${num(t.measured)} ${t.unit}`, t.met ? 'yes' : 'NO']),
     ),
@@ -109,6 +127,45 @@ export function formatReport(r: BenchResult): string {
   const unclean = r.shutdown.filter((x) => x.code !== 0 || x.killed);
   if (unclean.length > 0) out.push(`processes that did not drain cleanly: ${JSON.stringify(unclean)}`);
   return out.join('\n');
+}
+
+/** The one table: every system's work/s, latency and Postgres cost per unit of work, and agent-saga's ratios. */
+function sideBySideTable(r: BenchResult): string {
+  const pg = (x: number, digits = 2) => (Number.isFinite(x) ? num(x, digits) : '—');
+  const rows = r.sideBySide.map((x) => [
+    x.system,
+    x.error ? 'failed' : int(x.workPerSecond),
+    Number.isFinite(x.p50Ms) ? `${ms(x.p50Ms)} / ${ms(x.p99Ms)}` : '—',
+    pg(x.commits),
+    pg(x.writeXacts),
+    pg(x.walFlushes),
+    Number.isFinite(x.walBytes) ? int(x.walBytes) : '—',
+    num(x.sagaRatio.workPerSecond),
+    pg(x.sagaRatio.walFlushes),
+    pg(x.sagaRatio.walBytes),
+  ]);
+  const failed = r.sideBySide.filter((x) => x.error).map((x) => `  ${x.system}: ${x.error}`);
+  return [
+    table(
+      `Side by side, same run: work per second and Postgres cost per unit of work (${r.sustained.concurrency} in flight)`,
+      [
+        'system',
+        'work/s',
+        'p50 / p99',
+        'commits',
+        'write xacts',
+        'WAL flushes',
+        'WAL B',
+        'saga ÷ it: work/s',
+        'flushes',
+        'WAL B',
+      ],
+      rows,
+    ),
+    'units: agent-saga a durable call, DBOS a one-step workflow, Restate a one-step invocation, queues a job;',
+    'drains: jobs added in bulk then drained (rate over the drain, costs over add + drain); "—": not on Postgres or n/a.',
+    ...(failed.length ? ['failed peers:', ...failed] : []),
+  ].join('\n');
 }
 
 /** CPU per call by process over each sustained window, and how busy the machine's cores were. */

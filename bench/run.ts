@@ -7,8 +7,16 @@
  *  3. unloaded: warm-up, then sequential calls → client latency and intent → CONFIRMED from the saga log;
  *  4. sustained: BENCH_CONCURRENCY calls in flight for BENCH_SECONDS → calls/s, latency, and Postgres
  *     commits and WAL per call; then the roles are stopped (SIGTERM, drained);
- *  5. baseline: a BullMQ worker process doing one INSERT per job, same concurrency and duration;
- *  6. the report on stdout and in bench/results/latest.json; the schema and Redis keys are removed.
+ *     (before they stop, the unwind phase's one-step runs are made and asked to unwind);
+ *  5. unwind: a compensator process unwinds those runs → runs unwound per second;
+ *  6. baseline: a BullMQ worker process doing one INSERT per job, same concurrency and duration;
+ *  7. peers (bench/peers/): DBOS, Restate, graphile-worker, pg-boss, BullMQ drains, one after another,
+ *     each measured with the same counters, each in its own schema;
+ *  8. sweep cost: the periodic queries timed with a small and a large saga log;
+ *  9. the side-by-side table and the rest of the report on stdout and in bench/results/latest.json; the
+ *     schemas and Redis keys are removed.
+ *
+ * `pnpm bench --quick` runs the same phases, shorter (bench-config.ts, QUICK_DEFAULTS).
  */
 import { createSagaClient } from '@agent-saga/client';
 import { loadBenchConfig, type BenchConfig } from './bench-config.js';
@@ -27,6 +35,11 @@ import { formatReport, writeResultJson } from './report.js';
 import { createSagaLanes } from './saga-call-lanes.js';
 import { sagaLogLatency } from './saga-log-latency.js';
 import { runSequential } from './sequential-latency.js';
+import { selectPeers } from './peers/all-peers.js';
+import { measureOrExplain, measurePeer, type PeerResult } from './peers/measure-peer.js';
+import { sideBySide } from './side-by-side.js';
+import { measureSweepCost } from './sweep-cost.js';
+import { measureUnwind, prepareUnwind } from './unwind-phase.js';
 
 /** An upper bound of calls per second, to size the pool of pre-created runs (more are made if needed). */
 const MAX_EXPECTED_RATE = 4_000;
@@ -113,9 +126,14 @@ async function main(config: BenchConfig): Promise<BenchResult> {
     const sagaAfter = await readPgCounters(db, schema);
     const loadLog = await sagaLogLatency(db, load.values);
     roles.assertRunning();
+    say(`unwind set-up: ${config.BENCH_UNWIND_RUNS} one-step runs, each asked to unwind`);
+    const unwindRuns = await prepareUnwind(db, client, config);
     say('stopping the roles (SIGTERM, drain)');
     const shutdown = await roles.stop();
     roles = undefined;
+
+    say(`unwind: a compensator (concurrency ${config.BENCH_UNWIND_CONCURRENCY}) unwinds them`);
+    const unwind = await measureUnwind(db, config, bench, unwindRuns.length);
 
     say(`baseline: quiet window, then bare BullMQ + 1 INSERT per job, ${config.BENCH_CONCURRENCY} in flight`);
     const baseBackground = await backgroundRates(db, schema, config.BENCH_QUIET_SECONDS);
@@ -140,6 +158,25 @@ async function main(config: BenchConfig): Promise<BenchResult> {
     const baseClose = await baseline.close();
     baseline = undefined;
 
+    const peerCtx = { config, stamp: schema.replace(/^bench_/, ''), queuePrefix: bench.queuePrefix };
+    const peers: PeerResult[] = [];
+    for (const peer of selectPeers(config.BENCH_PEERS, peerCtx)) {
+      say(`peer: ${peer.name}`);
+      peers.push(await measureOrExplain(peer, () => measurePeer(peer, db, config)));
+    }
+
+    say(`sweep cost: loading settled steps (${config.BENCH_SCALE_SMALL} and ${config.BENCH_SCALE_LARGE})`);
+    const sweepCost = await measureSweepCost(
+      db,
+      schema,
+      {
+        small: config.BENCH_SCALE_SMALL,
+        large: config.BENCH_SCALE_LARGE,
+        repeats: config.BENCH_SCALE_REPEATS,
+      },
+      say,
+    );
+
     const sagaPg = perCallCosts(
       pgDelta(sagaBefore!, sagaAfter),
       sagaBackground,
@@ -151,6 +188,31 @@ async function main(config: BenchConfig): Promise<BenchResult> {
       base.completedSinceWindowStart,
     );
     const unloadedLog = seqLog.intentToConfirmed;
+    const sagaCpuPerCall =
+      (Object.entries(sagaCpu.cpuSeconds)
+        .filter(([name]) => name !== 'other')
+        .reduce((sum, [, secs]) => sum + secs, 0) *
+        1000) /
+      sagaPg.calls;
+    const table = sideBySide({
+      saga: {
+        name: 'agent-saga (HTTP API, 50 in flight)',
+        unit: 'durable call',
+        workPerSecond: load.perSecond,
+        latency: load.latency,
+        pg: sagaPg,
+      },
+      baseline: {
+        name: 'bare BullMQ worker + 1 INSERT per job (baseline)',
+        unit: 'job',
+        workPerSecond: base.perSecond,
+        latency: base.latency,
+        pg: basePg,
+      },
+      peers,
+    });
+    const dbos = peers.find((p) => p.name.startsWith('DBOS') && p.name.endsWith('in process'));
+    const worstSweep = Math.max(...sweepCost.rows.map((r) => Math.abs(r.ratio - 1)));
     return {
       startedAt: startedAt.toISOString(),
       durationSeconds: (performance.now() - t0) / 1000,
@@ -164,6 +226,11 @@ async function main(config: BenchConfig): Promise<BenchResult> {
         BENCH_STEPS_PER_RUN: config.BENCH_STEPS_PER_RUN,
         EXECUTOR_CONCURRENCY: config.EXECUTOR_CONCURRENCY,
         DB_POOL_SIZE: config.DB_POOL_SIZE,
+        BENCH_DRAIN_JOBS: config.BENCH_DRAIN_JOBS,
+        BENCH_SCALE_SMALL: config.BENCH_SCALE_SMALL,
+        BENCH_SCALE_LARGE: config.BENCH_SCALE_LARGE,
+        BENCH_UNWIND_RUNS: config.BENCH_UNWIND_RUNS,
+        BENCH_UNWIND_CONCURRENCY: config.BENCH_UNWIND_CONCURRENCY,
       },
       unloaded: { calls: seq.latency.count, client: seq.latency, sagaLog: seqLog },
       sustained: {
@@ -187,6 +254,10 @@ async function main(config: BenchConfig): Promise<BenchResult> {
         pg: basePg,
         cpu: baseCpu,
       },
+      peers,
+      sideBySide: table,
+      sweepCost,
+      unwind,
       ratios: {
         throughput: load.perSecond / base.perSecond,
         p50: load.latency.p50 / base.latency.p50,
@@ -218,10 +289,59 @@ async function main(config: BenchConfig): Promise<BenchResult> {
         ),
         target('write transactions per call', '≤ 2', sagaPg.writeXactsNet, '', sagaPg.writeXactsNet <= 2),
         target('commits per call (xact_commit)', '≤ 2', sagaPg.commits, '', sagaPg.commits <= 2),
+        // issue 10's targets
+        target(
+          'calls/s ÷ DBOS one-step workflows/s (in process)',
+          '≥ 4',
+          load.perSecond / (dbos?.workPerSecond ?? NaN),
+          '×',
+          load.perSecond / (dbos?.workPerSecond ?? NaN) >= 4,
+        ),
+        target(
+          'calls/s ÷ bare BullMQ + INSERT jobs/s',
+          '≥ 1.0',
+          load.perSecond / base.perSecond,
+          '×',
+          load.perSecond / base.perSecond >= 1,
+        ),
+        target(
+          'write transactions per call (net)',
+          '≤ 1.2',
+          sagaPg.writeXactsNet,
+          '',
+          sagaPg.writeXactsNet <= 1.2,
+        ),
+        target('WAL flushes per call', '≤ 0.6', sagaPg.walSyncs, '', sagaPg.walSyncs <= 0.6),
+        target('WAL bytes per call (net)', '≤ 1,024', sagaPg.walBytesNet, 'B', sagaPg.walBytesNet <= 1024),
+        target('WAL records per call', '≤ 10', sagaPg.walRecords, '', sagaPg.walRecords <= 10),
+        target(
+          'CPU per call, every process (Postgres, Redis incl.)',
+          '≤ 2',
+          sagaCpuPerCall,
+          'ms',
+          sagaCpuPerCall <= 2,
+        ),
+        target('unloaded intent → CONFIRMED p50', '≤ 3 ms', unloadedLog.p50, 'ms', unloadedLog.p50 <= 3),
+        target('unloaded client call p50', '≤ 8 ms', seq.latency.p50, 'ms', seq.latency.p50 <= 8),
+        target(
+          `periodic queries, worst |${sweepCost.largeRows}/${sweepCost.smallRows} − 1|`,
+          '≤ 0.2',
+          worstSweep,
+          '',
+          worstSweep <= 0.2,
+        ),
+        target(
+          'one-step runs unwound / s',
+          '≥ 1,000',
+          unwind.runsPerSecond,
+          'runs/s',
+          unwind.runsPerSecond >= 1000,
+        ),
       ],
       shutdown: [
         ...shutdown.map((s) => ({ role: s.role, code: s.code, killed: s.killed })),
         { role: 'baseline-worker', code: baseClose.code, killed: baseClose.killed },
+        { role: 'compensator', code: unwind.shutdown.code, killed: unwind.shutdown.killed },
       ],
     };
   } finally {

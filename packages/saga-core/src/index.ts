@@ -305,3 +305,4 @@ export { runWaitsForApproval } from './approvals/decide-approval.js';
 export { runNotRunningCause } from './saga-log/claim-step.js';
 export { checkCommitDeadline, type CommitDeadline, type LapsedHold } from './approvals/commit-deadline.js';
 export { approvedVersionRefusal, APPROVED_VERSION_CHANGED } from './approvals/approved-version.js';
+export { confirmedEffectColumns } from './saga-log/confirmed-effect-columns.js';

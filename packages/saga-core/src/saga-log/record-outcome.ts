@@ -1,3 +1,4 @@
+import { confirmedEffectColumns } from './confirmed-effect-columns.js';
 import type { SagaDb } from '../db/connect.js';
 import type { StepRow } from '../db/schema.js';
 import { InvalidTransitionError } from '../errors.js';
@@ -63,11 +64,7 @@ export async function recordOutcomeSlow(db: SagaDb, o: RecordOutcomeInput): Prom
   const { outcome } = o;
   const patch =
     outcome.status === StepStatus.CONFIRMED
-      ? {
-          external_ref: outcome.effect.externalRef,
-          result: JSON.stringify(outcome.effect.result ?? null),
-          error: null,
-        }
+      ? { ...confirmedEffectColumns(outcome.effect), error: null }
       : { error: JSON.stringify(outcome.error) };
   const detail = outcomeDetail(o);
   return db.transaction().execute(async (trx): Promise<RecordOutcomeResult> => {

@@ -1,4 +1,5 @@
 import {
+  confirmedEffectColumns,
   appendStepEvent,
   InvalidTransitionError,
   lookupEvidence,
@@ -136,8 +137,7 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
           cause: 'lookup: found',
           patch: {
             ...clearLease,
-            external_ref: v.effect.externalRef,
-            result: JSON.stringify(v.effect.result ?? null),
+            ...confirmedEffectColumns(v.effect),
           },
         });
       });

@@ -1,4 +1,5 @@
 import {
+  confirmedEffectColumns,
   appendStepEvent,
   lockRun,
   lookupEvidence,
@@ -121,8 +122,7 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
           cause: 'lookup: found',
           patch: {
             ...clearLease,
-            external_ref: v.effect.externalRef,
-            result: JSON.stringify(v.effect.result ?? null),
+            ...confirmedEffectColumns(v.effect),
           },
         });
         log.info({ externalRef: v.effect.externalRef }, 'inline lookup found the effect; step confirmed');

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import {
+  confirmedEffectColumns,
   appendStepEvent,
   dbNowPlus,
   lockRun,
@@ -151,8 +152,7 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
           patch: {
             ...released,
             next_reconcile_at: null,
-            external_ref: v.effect.externalRef,
-            result: JSON.stringify(v.effect.result ?? null),
+            ...confirmedEffectColumns(v.effect),
           },
         });
         return {

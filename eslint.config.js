@@ -18,6 +18,25 @@ export default tseslint.config(
     },
   },
   {
+    // Migrations are frozen in time: what a committed one creates never changes, so it imports nothing
+    // live (a status object that grows would change it). Types are fine: they leave nothing at run time.
+    files: ['packages/saga-core/src/db/migrations/**/*.ts', 'packages/connectors/src/migrations/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*', '@agent-saga/*'],
+              allowTypeImports: true,
+              message: 'A migration imports nothing live: spell its lists out as they stand (see README).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -9,10 +9,13 @@ cd "$(dirname "$0")/.."
 
 # The README's set-up runs through `npx pnpm@…`; put the same pinned pnpm on PATH for every later command
 # (`pnpm demo`, `pnpm test`). The version is the one package.json's packageManager names.
+# Why npm's global bin and not `command -v pnpm`: under `npx pnpm@… bootstrap`, PATH holds npx's own
+# temporary pnpm, which is gone once npx exits.
 pnpm_version=$(node -p 'require("./package.json").packageManager.split("@")[1]')
-if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$pnpm_version" ]; then
+global_pnpm="$(npm prefix -g 2>/dev/null)/bin/pnpm"
+if [ ! -x "$global_pnpm" ] || [ "$("$global_pnpm" --version 2>/dev/null)" != "$pnpm_version" ]; then
   echo "installing pnpm@$pnpm_version globally"
-  npm install -g "pnpm@$pnpm_version" >/dev/null
+  npm install -g "pnpm@$pnpm_version" 2>&1 >/dev/null | { grep -v "Unknown env config" >&2 || true; }
 fi
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then

@@ -5,7 +5,7 @@
  * sandbox's ledger and the saga log that nothing was lost and nothing doubled.
  *
  * 1. Set-up: Postgres and Redis (the machine's, which the soak will restart, so it needs root; or its own
- *    with `--private-services`), a fresh schema of the soak's own migrated with core's `migrateToLatest`,
+ *    with `--private-services`), a fresh schema of the soak's own migrated as `agent-saga migrate` does,
  *    a queue prefix of its own, an agent token, the sandbox seeded with one order per run (half of them
  *    refused by the warehouse), every role started and the api ready.
  * 2. The runs (runs started evenly over the profile's window, each agent patient or eager, see
@@ -27,6 +27,7 @@ import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { createSagaClient } from '@agent-saga/client';
 import { createApiToken, createDb, freePort, migrateToLatest, type SagaDb } from '@agent-saga/core';
+import { migrateConnectorTables } from '@agent-saga/connectors/migrations';
 import { drawChaosSchedule, playChaos, type ChaosLogEntry } from './chaos-schedule.js';
 import { checkLedger } from './check-ledger.js';
 import { checkOutcomes } from './check-outcomes.js';
@@ -153,6 +154,7 @@ async function main(options: SoakOptions): Promise<number> {
       applicationName: 'agent-saga-soak',
     });
     await migrateToLatest(running.db, schema);
+    await migrateConnectorTables(running.db, schema); // as `agent-saga migrate`: the email connector's drafts
     const token = await createApiToken(running.db, { tenantId: 'acme', role: 'agent', label: 'soak-agent' });
     await running.db.destroy();
     running.db = undefined;

@@ -42,6 +42,8 @@ describe('agent-saga migrate', () => {
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     expect(first.lines).toContain(`applied ${EXPECTED_SCHEMA_VERSION}`);
+    // The connectors' own list runs after core's, under its own owner.
+    expect(first.lines).toContain('applied connectors/0001_email_drafts');
 
     // The second run, as JSON: nothing applied, the schema at the version this build expects.
     const second = await cli('migrate', '--json');

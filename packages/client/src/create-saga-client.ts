@@ -1,6 +1,7 @@
 import { CallStatus, callResponseSchema, type CallOutcome } from './call-outcome.js';
 import { ToolOutcomeUnknown } from './errors.js';
 import { requestJson, withQuery, type Transport } from './http.js';
+import { sendWithFetch, sendWithUndici } from './send-request.js';
 import { createReviewMethods, type ReviewMethods } from './review-methods.js';
 import { pivotProposalSchema, type PivotProposal } from './review-views.js';
 import { createRunHandle, type RunHandle } from './run-handle.js';
@@ -21,7 +22,10 @@ export interface SagaClientOptions {
   readonly baseUrl: string | URL;
   /** An API token (`agent-saga tokens create`), sent as `Authorization: Bearer <token>`. */
   readonly token: string;
-  /** Defaults to Node's global `fetch`. */
+  /**
+   * How requests are sent: by default undici's `request` over a keep-alive pool of this client's own
+   * (see `sendWithUndici`); give a `fetch` to use it instead (a test double, another runtime).
+   */
   readonly fetch?: typeof globalThis.fetch;
 }
 
@@ -120,11 +124,10 @@ export interface RunStatusAnswer {
 /** Creates a client for one dispatcher and one token. */
 export function createSagaClient(options: SagaClientOptions): SagaClient {
   if (!options.token) throw new TypeError('createSagaClient: token is required');
-  const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const transport: Transport = Object.freeze({
     baseUrl: new URL(String(options.baseUrl)).toString().replace(/\/+$/, ''),
     token: options.token,
-    fetch: fetchImpl,
+    send: options.fetch ? sendWithFetch(options.fetch) : sendWithUndici(),
   });
   const runPath = (runId: string) => `/v1/runs/${encodeURIComponent(runId)}`;
 

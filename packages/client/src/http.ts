@@ -7,13 +7,14 @@ import {
   errorClassFor,
   type SagaApiError,
 } from './errors.js';
+import type { SendRequest } from './send-request.js';
 
 /** Where and as whom requests go; compiled once by `createSagaClient`. */
 export interface Transport {
   /** Without a trailing slash, so `${baseUrl}/v1/...` keeps any path prefix (a reverse proxy's). */
   readonly baseUrl: string;
   readonly token: string;
-  readonly fetch: typeof globalThis.fetch;
+  readonly send: SendRequest;
 }
 
 export interface JsonRequest<S extends z.ZodType> {
@@ -52,15 +53,13 @@ export async function requestJson<S extends z.ZodType>(
   };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
 
-  let res: Response;
-  let text: string;
+  let res: { readonly status: number; readonly text: string };
   try {
-    res = await transport.fetch(`${transport.baseUrl}${req.path}`, {
+    res = await transport.send(`${transport.baseUrl}${req.path}`, {
       method: req.method,
       headers,
       ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
     });
-    text = await res.text();
   } catch (cause) {
     throw new ServiceUnavailableError({
       code: LocalErrorCode.UNAVAILABLE,
@@ -70,7 +69,7 @@ export async function requestJson<S extends z.ZodType>(
     });
   }
 
-  const json = parseJson(text);
+  const json = parseJson(res.text);
   if (req.ok.includes(res.status)) {
     const parsed = req.schema.safeParse(json.ok ? json.value : undefined);
     if (parsed.success) return { status: res.status, data: parsed.data };

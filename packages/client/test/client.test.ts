@@ -71,6 +71,23 @@ describe('createRun', () => {
     expect(server.requests[0]?.url).toBe('/saga/v1/runs');
     expect(server.requests[0]?.body).toEqual({});
   });
+
+  it('sends through the fetch it is given, with the same request and the same answer', async () => {
+    server = await startFakeDispatcher(scripted({ status: 201, body: { runId: 'r', status: 'RUNNING' } }));
+    const sent: string[] = [];
+    const client = createSagaClient({
+      baseUrl: server.url,
+      token: TOKEN,
+      fetch: (input, init) => {
+        sent.push(`${init?.method} ${input instanceof Request ? input.url : input.toString()}`);
+        return globalThis.fetch(input, init);
+      },
+    });
+    expect(await client.createRun({ runId: 'r' })).toEqual({ runId: 'r', status: 'RUNNING', created: true });
+    expect(sent).toEqual([`POST ${server.url}/v1/runs`]);
+    expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(server.requests[0]?.body).toEqual({ runId: 'r' });
+  });
 });
 
 describe('call', () => {

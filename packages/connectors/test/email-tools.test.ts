@@ -21,6 +21,7 @@ import {
   shippingConfigFromEnv,
   type EmailConfig,
 } from '../src/index.js';
+import { migrateConnectorTables } from '../src/migrate-connector-tables.js';
 import { acceptsArgs, rejectionOf, sleep, stepContext, toolNamed } from './support/http-connector-kit.js';
 
 let sandbox: RunningSandbox;
@@ -53,6 +54,7 @@ const refundMail = {
 
 beforeAll(async () => {
   env = await createTestEnv('connectors_email');
+  await migrateConnectorTables(env.db, env.schema); // email_drafts, as `agent-saga migrate` does
   sandbox = await startSandbox();
   tools = createEmailTools(emailConfig(), DEFAULT_EMAIL_TEMPLATES, { db: env.db });
 });

@@ -288,3 +288,27 @@ export class InvalidCorrectionTransitionError extends SagaError {
     super(`correction ${correctionId}: ${from ?? '(missing)'} → ${to} is not a legal transition now`);
   }
 }
+
+/** A compare-and-set on an approval found it in a status that may not move to the target (decided already). */
+export class InvalidApprovalTransitionError extends SagaError {
+  readonly code = 'INVALID_APPROVAL_TRANSITION';
+  constructor(
+    readonly approvalId: string,
+    readonly from: string | null,
+    readonly to: string,
+  ) {
+    super(`approval ${approvalId}: ${from ?? '(missing)'} → ${to} is not a legal transition`);
+  }
+}
+
+/** A compare-and-set on a case found it in a status that may not move to the target (resolved already). */
+export class InvalidCaseTransitionError extends SagaError {
+  readonly code = 'INVALID_CASE_TRANSITION';
+  constructor(
+    readonly caseId: string,
+    readonly from: string | null,
+    readonly to: string,
+  ) {
+    super(`case ${caseId}: ${from ?? '(missing)'} → ${to} is not a legal transition`);
+  }
+}

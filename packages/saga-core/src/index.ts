@@ -69,9 +69,16 @@ export type {
   OutboxRow,
   StoredCompensation,
 } from './db/schema.js';
-export { migrateToLatest, currentSchemaVersion, assertSchemaVersion } from './db/migrate.js';
+export {
+  migrateToLatest,
+  migrateListToLatest,
+  currentSchemaVersion,
+  assertSchemaVersion,
+  CORE_MIGRATIONS,
+  type MigrationList,
+} from './db/migrate.js';
 export { EXPECTED_SCHEMA_VERSION } from './db/migrations/index.js';
-export { appendStepEvent, type StepEventInput } from './saga-log/append-event.js';
+export { appendStepEvent, appendStepEvents, type StepEventInput } from './saga-log/append-event.js';
 export { transitionStep, notifyStepChanged, type TransitionInput } from './saga-log/transition-step.js';
 export { recordIntent, enqueueExecution, EXECUTE_TOPIC, type IntentInput } from './saga-log/record-intent.js';
 export {
@@ -93,7 +100,9 @@ export { createApiToken, verifyApiToken, hashToken, type Principal } from './aut
 export { redispatchStep, type RedispatchInput, type Redispatch } from './saga-log/redispatch-step.js';
 export { markOutcomeDelivered } from './saga-log/mark-outcome-delivered.js';
 export { preparedAs } from './db/prepared-statements.js';
+export { createStatementGroup, type StatementGroup } from './db/statement-group.js';
 export { markOutcomesDelivered, type DeliveredOutcome } from './saga-log/mark-outcomes-delivered-batch.js';
+export { recordNewIntents, type NewIntent } from './saga-log/record-new-intents.js';
 export { listStepEvents } from './saga-log/list-step-events.js';
 export {
   claimStep,
@@ -220,7 +229,6 @@ export {
   type SagaLogGaugesOptions,
 } from './metrics/saga-log-gauges.js';
 export { sagaLogGaugesConfig } from './metrics/saga-log-gauges-config.js';
-export { DEFAULT_CAPTURE_CHECKS, type CaptureCheck } from './metrics/read-capture-checks.js';
 export { resolveCase, type CaseResolution } from './saga-log/resolve-case.js';
 export { followUpRun, sweepRunFollowUps, type FollowUp } from './run-policy/follow-up-run.js';
 export { ATTEMPTS_PER_EFFECT_BUCKETS } from './metrics/metric-buckets.js';
@@ -238,6 +246,7 @@ export {
 export {
   CORRECTION_TRANSITIONS,
   allowedCorrectionSources,
+  isLegalCorrectionTransition,
   SEND_UNDER_WAY,
 } from './correction-transitions.js';
 export { CorrectionSendingError, InvalidCorrectionTransitionError } from './errors.js';
@@ -261,6 +270,37 @@ export {
   type CorrectionSettlement,
   type SettleCorrectionDeps,
 } from './corrections/settle-correction-send.js';
+// --- review: every machine a person decides on has its table and compare-and-set moves (issue 11) ---
+export {
+  compareAndSet,
+  legalSources,
+  type MachineTable,
+  type TransitionTable,
+  type CompareAndSetInput,
+  type CompareAndSetResult,
+  type CasGuard,
+} from './db/compare-and-set.js';
+export {
+  APPROVAL_TRANSITIONS,
+  allowedApprovalSources,
+  isLegalApprovalTransition,
+} from './approval-transitions.js';
+export { CASE_TRANSITIONS, allowedCaseSources, isLegalCaseTransition } from './case-transitions.js';
+export { InvalidApprovalTransitionError, InvalidCaseTransitionError } from './errors.js';
+export { transitionApproval, type ApprovalTransitionInput } from './approvals/transition-approval.js';
+export { transitionCase, type CaseTransitionInput } from './saga-log/transition-case.js';
+export { planIntent, type IntentPlan } from './saga-log/plan-intent.js';
+export { resourceOf } from './approvals/approval-resource.js';
+export { stagePivot, type StagePivotInput, type PivotCommitStep } from './approvals/stage-pivot.js';
+export { lockCorrection, refuseWhileSending, type CorrectionDecider } from './corrections/lock-correction.js';
+export { editCorrection, type CorrectionEdit } from './corrections/edit-correction.js';
+export { dismissCorrection } from './corrections/dismiss-correction.js';
+export {
+  sendCorrection,
+  type SendCorrectionDeps,
+  type CorrectionSend,
+  type CorrectionSendResult,
+} from './corrections/send-correction.js';
 // --- surviving Postgres and Redis restarts (issue 9, item 1) ---
 export { DEFAULT_PG_TIMEOUTS, type PgTimeouts } from './db/connect.js';
 export { sagaDbOptions, type SagaDbConfig } from './process/open-saga-db.js';

@@ -1,6 +1,9 @@
 /**
- * Every status of agent-saga, each defined once. SQL CHECK constraints, the transition table and the HTTP
- * schemas are derived from these objects; nothing else spells a status out.
+ * Every status of agent-saga, each defined once. The transition tables and the HTTP schemas are derived from
+ * these objects; nothing else in the code spells a status out. The migrations are the exception, on purpose:
+ * each spells out the lists it writes into CHECK constraints and partial indexes as they stood, so that what
+ * it creates never changes (a new value here needs a new migration). `packages/saga-core/test/migrate.test.ts`
+ * checks that the database's lists and these objects agree.
  */
 
 /** The class of a tool decides what the harness may do with its effect. */
@@ -139,7 +142,10 @@ export const EmailDraftStatus = {
 } as const;
 export type EmailDraftStatus = (typeof EmailDraftStatus)[keyof typeof EmailDraftStatus];
 
-/** State of a manual-intervention case (`cases`). Corrections have their own {@link CorrectionStatus}. */
+/**
+ * State of a manual-intervention case (`cases`); its state machine is `CASE_TRANSITIONS`
+ * (case-transitions.ts). Corrections have their own {@link CorrectionStatus}.
+ */
 export const ReviewStatus = {
   /** Waiting for a person. */
   OPEN: 'open',
@@ -152,7 +158,10 @@ export type ReviewStatus = (typeof ReviewStatus)[keyof typeof ReviewStatus];
 export const ApprovalKind = { PIVOT: 'pivot', STEP: 'step' } as const;
 export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
 
-/** The life of an approval. Only `pending` is open; every other status is final (single use). */
+/**
+ * The life of an approval. Only `pending` is open; every other status is final (single use). The state
+ * machine is `APPROVAL_TRANSITIONS` (approval-transitions.ts).
+ */
 export const ApprovalStatus = {
   /** Waiting for an operator's decision, until `expires_at`. */
   PENDING: 'pending',

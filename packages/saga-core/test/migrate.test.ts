@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertSchemaVersion,
@@ -6,17 +6,12 @@ import {
   currentSchemaVersion,
   EXPECTED_SCHEMA_VERSION,
   migrateToLatest,
-  ApprovalKind,
-  ApprovalStatus,
-  CorrectionStatus,
-  ReviewStatus,
-  RunStatus,
   SchemaVersionMismatchError,
-  StepEventKind,
-  StepStatus,
-  valuesOf,
+  type SagaDb,
 } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { createTestEnv, dumpSchema, type TestEnv } from '@agent-saga/core/testing';
+import { MIGRATIONS } from '../src/db/migrations/index.js';
+import * as statuses from '../src/statuses.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -68,36 +63,6 @@ describe('migrations', () => {
     await sql`DELETE FROM saga_migration WHERE name = '9999_from_the_future'`.execute(env.db);
   });
 
-  it('derive the status CHECK constraint from StepStatus', async () => {
-    const r = await sql<{ def: string }>`
-      SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
-      JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE n.nspname = ${env.schema} AND t.relname = 'saga_log' AND pg_get_constraintdef(c.oid) LIKE '%status%INTENDED%'`.execute(
-      env.db,
-    );
-    expect(r.rows).toHaveLength(1);
-    const inDb = [...r.rows[0]!.def.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1]).sort();
-    expect(inDb).toEqual(valuesOf(StepStatus).sort());
-  });
-
-  it.each([
-    ['approvals', 'status', valuesOf(ApprovalStatus)],
-    ['approvals', 'kind', valuesOf(ApprovalKind)],
-    ['corrections', 'status', valuesOf(CorrectionStatus)],
-    ['cases', 'status', valuesOf(ReviewStatus)],
-    ['step_events', 'kind', valuesOf(StepEventKind)],
-    ['runs', 'status', valuesOf(RunStatus)],
-  ] as const)('derive the CHECK of %s.%s from its status object', async (table, column, values) => {
-    const r = await sql<{ def: string }>`
-      SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
-      JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE n.nspname = ${env.schema} AND t.relname = ${table} AND c.contype = 'c'
-        AND c.conname = ${`${table}_${column}_check`}`.execute(env.db);
-    expect(r.rows).toHaveLength(1);
-    const inDb = [...r.rows[0]!.def.matchAll(/'([A-Za-z_]+)'/g)].map((m) => m[1]).sort();
-    expect(inDb).toEqual([...values].sort());
-  });
-
   it('keep one open case per step, while resolved cases stay as history', async () => {
     await sql`INSERT INTO runs (run_id, tenant_id, status) VALUES ('mc', 't', 'RUNNING')`.execute(env.db);
     const open = sql`INSERT INTO cases (run_id, step_idx, tenant_id, reason, status) VALUES ('mc', 1, 't', 'r', 'open')`;
@@ -105,5 +70,179 @@ describe('migrations', () => {
     await expect(open.execute(env.db)).rejects.toThrow(/cases_one_open_per_step/);
     await sql`UPDATE cases SET status = 'resolved' WHERE run_id = 'mc'`.execute(env.db);
     await open.execute(env.db);
+  });
+});
+
+/**
+ * Every status object of `statuses.ts` and the columns whose CHECK lists must accept exactly its values.
+ * A status object that no column stores says why. A new status object fails the first test until it is
+ * listed here; a new status value fails until a migration adds it to the database's list.
+ */
+const CHECKED_COLUMNS = {
+  ToolClass: ['saga_log.tool_class'],
+  StepStatus: ['saga_log.status'],
+  RunStatus: ['runs.status'],
+  CompensationStatus: ['saga_log.compensation_status', 'compensations.status'],
+  TokenRole: ['api_tokens.role'],
+  StepEventKind: ['step_events.kind'],
+  EmailDraftStatus: ['email_drafts.status'],
+  ReviewStatus: ['cases.status'],
+  ApprovalKind: ['approvals.kind'],
+  ApprovalStatus: ['approvals.status'],
+  CorrectionStatus: ['corrections.status'],
+  /** Stored in `saga_log.audience text[]`, which has no CHECK: an unknown audience is treated as customer. */
+  Audience: [],
+  /** An operator's action on a case: recorded in a decision event's detail, never a column of its own. */
+  CaseAction: [],
+} as const satisfies Record<StatusObjectName, readonly string[]>;
+
+/** The names of the status objects `statuses.ts` exports (not its subset lists, not `valuesOf`). */
+type StatusObjectName = {
+  [K in keyof typeof statuses]: (typeof statuses)[K] extends readonly unknown[] | ((...a: never[]) => unknown)
+    ? never
+    : K;
+}[keyof typeof statuses];
+const statusObjectNames = Object.entries(statuses)
+  .filter(([, v]) => typeof v === 'object' && !Array.isArray(v))
+  .map(([name]) => name);
+const valuesOfObject = (name: StatusObjectName): string[] =>
+  Object.values((statuses as unknown as Record<string, Record<string, string>>)[name]!);
+
+/** `'a'::text, 'b'::text` (as `pg_get_expr` prints a list) → `['a', 'b']`. */
+const literals = (expr: string): string[] =>
+  [...expr.matchAll(/'((?:[^']|'')*)'::text/g)].map((m) => m[1]!.replace(/''/g, "'"));
+
+interface ListCheck {
+  readonly column: string;
+  readonly constraint: string;
+  readonly expr: string;
+}
+
+/** Every single-column CHECK of the form `col IN (...)` in the schema, keyed `table.column`. */
+async function listChecks(db: SagaDb, schema: string): Promise<Map<string, ListCheck>> {
+  const r = await sql<{ tbl: string; col: string; conname: string; expr: string }>`
+    SELECT t.relname AS tbl, a.attname AS col, c.conname, pg_get_expr(c.conbin, c.conrelid) AS expr
+      FROM pg_constraint c
+      JOIN pg_class t ON t.oid = c.conrelid
+      JOIN pg_namespace n ON n.oid = t.relnamespace
+      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+     WHERE n.nspname = ${schema} AND c.contype = 'c' AND cardinality(c.conkey) = 1
+       AND pg_get_expr(c.conbin, c.conrelid) LIKE '%= ANY (ARRAY[%'`.execute(db);
+  return new Map(
+    r.rows.map((x) => [`${x.tbl}.${x.col}`, { column: x.col, constraint: x.conname, expr: x.expr }]),
+  );
+}
+
+/** Whether the constraint's own expression holds for `value` (evaluated by Postgres, not parsed). */
+async function accepts(db: SagaDb, check: ListCheck, value: string): Promise<boolean> {
+  // The expression comes from this schema's catalog, written by our migrations, never from input.
+  const r = await sql<{ ok: boolean | null }>`
+    SELECT ${sql.raw(check.expr)} AS ok FROM (SELECT ${value}::text AS ${sql.id(check.column)}) AS probe`.execute(
+    db,
+  );
+  return r.rows[0]?.ok === true;
+}
+
+describe('the status objects and the database', () => {
+  it('every status object of statuses.ts is listed with the columns that store it', () => {
+    expect(statusObjectNames.sort()).toEqual(Object.keys(CHECKED_COLUMNS).sort());
+  });
+
+  it('each CHECK list accepts exactly its status object: every value, and nothing else', async () => {
+    const checks = await listChecks(env.db, env.schema);
+    const claimed = new Set<string>();
+    for (const [name, columns] of Object.entries(CHECKED_COLUMNS) as [
+      StatusObjectName,
+      readonly string[],
+    ][]) {
+      const values = valuesOfObject(name);
+      for (const column of columns) {
+        const check = checks.get(column);
+        expect(check, `${column} has a CHECK list (${name})`).toBeDefined();
+        claimed.add(column);
+        expect(literals(check!.expr).sort(), `${check!.constraint} lists ${name}`).toEqual(
+          [...values].sort(),
+        );
+        for (const v of values)
+          expect(await accepts(env.db, check!, v), `${column} accepts '${v}'`).toBe(true);
+        expect(await accepts(env.db, check!, 'NOT_A_STATUS'), `${column} refuses others`).toBe(false);
+      }
+    }
+    // The other way round: no CHECK list in the schema is left without its status object.
+    expect([...checks.keys()].filter((c) => !claimed.has(c))).toEqual([]);
+  });
+
+  it('partial indexes and trigger conditions name only statuses that exist, and the named subsets', async () => {
+    const r = await sql<{ tbl: string; name: string; def: string }>`
+      SELECT t.relname AS tbl, i.relname AS name, pg_get_indexdef(x.indexrelid) AS def
+        FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+        JOIN pg_namespace n ON n.oid = t.relnamespace
+       WHERE n.nspname = ${env.schema} AND x.indpred IS NOT NULL
+      UNION ALL
+      SELECT t.relname, g.tgname, pg_get_triggerdef(g.oid)
+        FROM pg_trigger g JOIN pg_class t ON t.oid = g.tgrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+       WHERE n.nspname = ${env.schema} AND NOT g.tgisinternal AND g.tgqual IS NOT NULL`.execute(env.db);
+    const named = new Map<string, string[]>();
+    for (const { tbl, name, def } of r.rows) {
+      const where = def.slice(def.indexOf('WHERE'));
+      for (const [object, columns] of Object.entries(CHECKED_COLUMNS) as [
+        StatusObjectName,
+        readonly string[],
+      ][])
+        for (const column of columns.filter((c) => c.startsWith(`${tbl}.`))) {
+          const col = column.slice(tbl.length + 1);
+          const compared = [
+            ...where.matchAll(
+              new RegExp(`\\b${col} = (ANY \\(ARRAY\\[[^\\]]*\\]\\)|'(?:[^']|'')*'::text)`, 'g'),
+            ),
+          ].flatMap((m) => literals(m[1]!));
+          expect(
+            compared.filter((v) => !valuesOfObject(object).includes(v)),
+            `${name}: ${object}`,
+          ).toEqual([]);
+          if (compared.length > 0) named.set(`${name}.${col}`, compared);
+        }
+    }
+    const open = valuesOfObject('RunStatus').filter(
+      (s) => !(statuses.TERMINAL_RUN_STATUSES as readonly string[]).includes(s),
+    );
+    expect(named.get('runs_open.status')?.sort()).toEqual(open.sort());
+    expect(named.get('saga_log_unsettled.status')?.sort()).toEqual(
+      [...statuses.UNRESOLVED_STEP_STATUSES].sort(),
+    );
+    expect(named.get('approvals_pending.status')).toEqual([statuses.ApprovalStatus.PENDING]);
+  });
+});
+
+describe('migration 0011', () => {
+  it('brings a database migrated by the first 0005 (no outbox.relay_after) to the fresh schema', async () => {
+    const schema = `${env.schema}_old`;
+    const db = createDb({ url: env.databaseUrl, schema });
+    try {
+      const names = Object.keys(MIGRATIONS);
+      const before0011 = names[names.indexOf('0011_align_edited_migrations') - 1]!;
+      await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(db);
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
+        migrationTableName: 'saga_migration',
+        migrationLockTableName: 'saga_migration_lock',
+        migrationTableSchema: schema,
+      });
+      expect((await migrator.migrateTo(before0011)).error).toBeUndefined();
+      // The outbox as the 0005 of d562f6c left it, before relay_after was added to that file.
+      await sql`ALTER TABLE outbox DROP COLUMN relay_after`.execute(db);
+      await sql`INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload)
+                VALUES ('execute', 'r', 0, 'k', 'j', '{}')`.execute(db);
+      expect(await dumpSchema(db, schema)).not.toBe(await dumpSchema(env.db, env.schema));
+
+      await migrateToLatest(db, schema);
+      expect(await dumpSchema(db, schema)).toBe(await dumpSchema(env.db, env.schema));
+      const row = await sql<{ due: boolean }>`SELECT relay_after <= now() AS due FROM outbox`.execute(db);
+      expect(row.rows).toEqual([{ due: true }]);
+    } finally {
+      await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db);
+      await db.destroy();
+    }
   });
 });

@@ -12,6 +12,7 @@ export {
 export { planUnwind, dependenciesOf, isExhausted, type UnwindPlan } from './unwind/compensation-order.js';
 export { driveRun, type DriveResult } from './unwind/drive-run.js';
 export type { UnwindDeps } from './unwind/unwind-deps.js';
+export { createUnwindGroups, type UnwindGroups } from './unwind/unwind-groups.js';
 export {
   createCompensatorWorker,
   type CompensatorWorker,

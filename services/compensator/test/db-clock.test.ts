@@ -16,7 +16,7 @@ import {
 } from '../../dispatcher/test/api-harness.js';
 import { effectsFor, FaultKind, injectFault } from '../../../test/fixtures/effect-tools.js';
 import { EFFECT_TOOLS, waitFor } from '../../../test/fixtures/dispatcher-processes.js';
-import { driveRun, loadCompensatorConfig, type UnwindDeps } from '../src/index.js';
+import { createUnwindGroups, driveRun, loadCompensatorConfig, type UnwindDeps } from '../src/index.js';
 
 let h: ApiHarness;
 const ROLE_ENV = {
@@ -44,6 +44,7 @@ function driver(shutdown = new AbortController()): UnwindDeps {
     registry: createToolRegistry(h.tools),
     config: loadCompensatorConfig({ ...h.env.env, ...ROLE_ENV, SAGA_TOOLS: EFFECT_TOOLS }),
     workerId: 'in-test-clock',
+    groups: createUnwindGroups(h.env.db, 'in-test-clock'),
     crash: () => undefined,
     logger: createLogger({ level: 'silent', name: 'comp-clock' }),
     shutdownSignal: shutdown.signal,

@@ -23,7 +23,7 @@ import {
   type RoleProcess,
 } from '../../../test/fixtures/dispatcher-processes.js';
 import { freePort } from '@agent-saga/core';
-import { driveRun, loadCompensatorConfig, type UnwindDeps } from '../src/index.js';
+import { createUnwindGroups, driveRun, loadCompensatorConfig, type UnwindDeps } from '../src/index.js';
 
 let h: ApiHarness;
 const procs: RoleProcess[] = [];
@@ -111,6 +111,7 @@ function inTestDriver(workerId: string): UnwindDeps {
     registry: createToolRegistry(h.tools),
     config: loadCompensatorConfig({ ...h.env.env, ...ROLE_ENV, SAGA_TOOLS: EFFECT_TOOLS }),
     workerId,
+    groups: createUnwindGroups(h.env.db, workerId),
     crash: () => undefined,
     logger: createLogger({ level: 'silent', name: workerId }),
     shutdownSignal: new AbortController().signal,

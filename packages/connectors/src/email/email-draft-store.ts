@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { ClientError, EmailDraftStatus, type EmailDraftRow, type SagaDb } from '@agent-saga/core';
 
 /**
- * The SQL of the harness's own email drafts (table `email_drafts`, migration 0002), one function per
- * operation. Every function filters by tenant: a key or draft id of another tenant is not there.
+ * The SQL of the harness's own email drafts (table `email_drafts`, owned by the connectors' migration list,
+ * `migrations/`), one function per operation. Every function filters by tenant: a key or draft id of another
+ * tenant is not there.
  */
 
 /** `edr_` and 24 hex characters. */

@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import type { ApprovalRow } from '../db/schema.js';
-import { ApprovalKind, ApprovalStatus, StepEventKind, StepStatus } from '../statuses.js';
-import { appendStepEvent } from '../saga-log/append-event.js';
+import { InvalidApprovalTransitionError } from '../errors.js';
+import { StepStatus, type ApprovalStatus } from '../statuses.js';
 import { transitionStep } from '../saga-log/transition-step.js';
+import { transitionApproval } from './transition-approval.js';
 
 /** A final status of an approval that releases nothing. */
 export type RefusalStatus =
@@ -17,35 +17,22 @@ export interface CloseApprovalInput {
 }
 
 /**
- * Moves a pending approval to a final status by compare-and-set (`WHERE status = 'pending'`) and records
- * the decision as an event with who and when. Returns null when it was no longer pending (someone decided
- * first): a decision is single use.
+ * Moves a pending approval to a final status (`transitionApproval`: compare-and-set on `pending`, with its
+ * decision event). Returns null when it was no longer pending (someone decided first): a decision is
+ * single use.
  */
 export async function closeApproval(trx: SagaTrx, c: CloseApprovalInput): Promise<ApprovalRow | null> {
-  const row = await trx
-    .updateTable('approvals')
-    .set({
-      status: c.to,
-      decided_by: c.actor,
-      decided_at: sql<Date>`now()`,
+  try {
+    return await transitionApproval(trx, {
+      id: c.approval.id,
+      to: c.to,
+      actor: c.actor,
       comment: c.comment,
-    })
-    .where('id', '=', c.approval.id)
-    .where('status', '=', ApprovalStatus.PENDING)
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) return null;
-  await appendStepEvent(trx, {
-    runId: row.run_id,
-    stepIdx: row.kind === ApprovalKind.STEP ? (row.steps[0] ?? null) : null,
-    kind: StepEventKind.DECISION,
-    from: ApprovalStatus.PENDING,
-    to: c.to,
-    cause: `${row.kind} approval ${row.id} ${c.to}${c.comment ? `: ${c.comment}` : ''}`,
-    detail: { approvalId: row.id, hash: row.hash, steps: row.steps },
-    actor: c.actor,
-  });
-  return row;
+    });
+  } catch (err) {
+    if (err instanceof InvalidApprovalTransitionError) return null;
+    throw err;
+  }
 }
 
 /**

@@ -1,8 +1,9 @@
 import { sql, type UpdateObject } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
+import { compareAndSet, type CasGuard } from '../db/compare-and-set.js';
 import type { CorrectionRow, Database } from '../db/schema.js';
 import { InvalidCorrectionTransitionError } from '../errors.js';
-import { allowedCorrectionSources } from '../correction-transitions.js';
+import { CORRECTION_TRANSITIONS } from '../correction-transitions.js';
 import { StepEventKind, type CorrectionStatus } from '../statuses.js';
 import { appendStepEvent } from '../saga-log/append-event.js';
 
@@ -32,40 +33,37 @@ export interface CorrectionTransitionInput {
 }
 
 /**
- * Moves one correction to `to` by compare-and-set on the legal sources of `CORRECTION_TRANSITIONS` (and the
- * guards given), and appends a DECISION event (`from`/`to` are correction statuses) in the same transaction.
- * Zero rows is an {@link InvalidCorrectionTransitionError} naming the state the row was really in; nothing
- * is overwritten. The caller holds the run's and the row's locks (`lockReviewItem`) or relies on the
+ * Moves one correction to `to` by compare-and-set (`compareAndSet`) on the legal sources of
+ * `CORRECTION_TRANSITIONS` (and the guards given), and appends a DECISION event (`from`/`to` are correction
+ * statuses) in the same transaction. Zero rows is an {@link InvalidCorrectionTransitionError} naming the
+ * state the row was really in; nothing is overwritten. The caller holds the run's and the row's locks (`lockReviewItem`) or relies on the
  * row lock taken here; either way the read of the previous status and the update see the same row.
  */
 export async function transitionCorrection(
   trx: SagaTrx,
   t: CorrectionTransitionInput,
 ): Promise<CorrectionRow> {
-  const legal = allowedCorrectionSources(t.to);
-  const from = t.onlyFrom ? legal.filter((s) => t.onlyFrom!.includes(s)) : [...legal];
-  const prev = await trx
-    .selectFrom('corrections')
-    .select('status')
-    .where('id', '=', t.id)
-    .forUpdate()
-    .executeTakeFirst();
-  let q = trx
-    .updateTable('corrections')
-    .set({ ...t.patch, status: t.to })
-    .where('id', '=', t.id)
-    .where('status', 'in', from.length ? from : ['__none__' as CorrectionStatus]);
-  if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
-  if (t.leaseExpired) q = q.where('lease_until', '<', sql<Date>`now()`);
-  if (t.key !== undefined) q = q.where('idempotency_key', '=', t.key);
-  if (t.version !== undefined) q = q.where('version', '=', t.version);
-  const row = prev ? await q.returningAll().executeTakeFirst() : undefined;
-  if (!row) throw new InvalidCorrectionTransitionError(t.id, prev?.status ?? null, t.to);
+  const guards: CasGuard<'corrections'>[] = [];
+  if (t.leaseOwner !== undefined) guards.push(['lease_owner', '=', t.leaseOwner]);
+  if (t.leaseExpired) guards.push(['lease_until', '<', sql<Date>`now()`]);
+  if (t.key !== undefined) guards.push(['idempotency_key', '=', t.key]);
+  if (t.version !== undefined) guards.push(['version', '=', t.version]);
+  const r = await compareAndSet(trx, {
+    table: 'corrections',
+    key: { id: t.id },
+    transitions: CORRECTION_TRANSITIONS,
+    to: t.to,
+    onlyFrom: t.onlyFrom,
+    set: t.patch,
+    guards,
+  });
+  if (!r.moved) throw new InvalidCorrectionTransitionError(t.id, r.from, t.to);
+  const row = r.row;
   await appendStepEvent(trx, {
     runId: row.run_id,
     stepIdx: row.step_idx,
     kind: StepEventKind.DECISION,
-    from: prev!.status,
+    from: r.from,
     to: t.to,
     cause: t.cause,
     detail: { correctionId: String(row.id), ...t.detail },

@@ -1,4 +1,4 @@
-import { Migrator, sql, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationResult } from 'kysely';
 import { SCHEMA_NAME, type SagaDb } from './connect.js';
 import { EXPECTED_SCHEMA_VERSION, MIGRATIONS } from './migrations/index.js';
 import { SchemaVersionMismatchError } from '../errors.js';
@@ -6,11 +6,42 @@ import { SchemaVersionMismatchError } from '../errors.js';
 const MIGRATION_TABLE = 'saga_migration';
 
 /**
- * Runs pending migrations. Kysely's Postgres adapter takes `pg_advisory_xact_lock` and runs them in one
- * transaction, so several processes migrating at once serialise instead of racing. An explicit step
+ * One owner's numbered, append-only migrations, recorded in a bookkeeping table of their own in the
+ * deployment's schema (Kysely's `<table>` and `<table>_lock`). Core's list creates the saga log; a package
+ * that owns tables of its own (the connectors' `email_drafts`) keeps its own list, so that its schema changes
+ * never become core's migrations. `agent-saga migrate` runs core's list first, then the others.
+ */
+export interface MigrationList {
+  /** Who owns the tables (`core`, `connectors`): names the list in the CLI's output. */
+  readonly owner: string;
+  /** The list's bookkeeping table, in the deployment's schema. */
+  readonly table: string;
+  /** Name → migration, in order; the last name is the list's version. */
+  readonly migrations: Readonly<Record<string, Migration>>;
+}
+
+/** Core's migrations: the saga log (`saga_migration`, whose last row is the schema version). */
+export const CORE_MIGRATIONS: MigrationList = Object.freeze({
+  owner: 'core',
+  table: MIGRATION_TABLE,
+  migrations: MIGRATIONS,
+});
+
+/**
+ * Runs core's pending migrations. Kysely's Postgres adapter takes `pg_advisory_xact_lock` and runs them in
+ * one transaction, so several processes migrating at once serialise instead of racing. An explicit step
  * (`agent-saga migrate`), never done on a worker's boot.
  */
 export async function migrateToLatest(db: SagaDb, schema: string): Promise<readonly MigrationResult[]> {
+  return migrateListToLatest(db, schema, CORE_MIGRATIONS);
+}
+
+/** Runs one list's pending migrations into `schema`, as {@link migrateToLatest} does core's. */
+export async function migrateListToLatest(
+  db: SagaDb,
+  schema: string,
+  list: MigrationList,
+): Promise<readonly MigrationResult[]> {
   if (!SCHEMA_NAME.test(schema)) throw new RangeError(`invalid schema name ${JSON.stringify(schema)}`);
   // CREATE SCHEMA IF NOT EXISTS races with itself; the advisory lock makes concurrent migrators take turns.
   await db.transaction().execute(async (trx) => {
@@ -19,16 +50,16 @@ export async function migrateToLatest(db: SagaDb, schema: string): Promise<reado
   });
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: `${MIGRATION_TABLE}_lock`,
+    provider: { getMigrations: () => Promise.resolve({ ...list.migrations }) },
+    migrationTableName: list.table,
+    migrationLockTableName: `${list.table}_lock`,
     migrationTableSchema: schema,
   });
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return results ?? [];
     if (attempt < 5 && isOtherSchemaDropped(error, schema)) continue;
-    throw error instanceof Error ? error : new Error('migration failed', { cause: error });
+    throw error instanceof Error ? error : new Error(`${list.owner} migration failed`, { cause: error });
   }
 }
 

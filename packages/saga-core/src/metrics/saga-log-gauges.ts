@@ -8,22 +8,19 @@ import {
   readUnclaimedIntents,
   readUnknownSteps,
 } from './read-backlog-gauges.js';
-import {
-  DEFAULT_CAPTURE_CHECKS,
-  readCapturesWithoutReservation,
-  type CaptureCheck,
-} from './read-capture-checks.js';
+import { readCapturesWithoutReservation } from './read-capture-checks.js';
 import { readPendingApprovals, readOpenReviews } from './read-review-gauges.js';
 import { readOpenRunAges, readRunTotals } from './read-run-gauges.js';
 import { sharedRead } from './shared-read.js';
 
 /**
  * The groups of saga-log gauges; each is one read (one or two aggregate queries) shared by its gauges.
- * Cheap groups read through a partial index, so they cost what is unsettled; `run_totals` and `captures`
- * read a whole table, which is why the collector is switched on for one role (see `SAGA_LOG_GAUGES`).
+ * Each reads through a partial index or a small table of counts (migration 0008), so it costs what is
+ * open or unsettled, not the history; the collector is still switched on for one role (`SAGA_LOG_GAUGES`)
+ * so that not every replica of every role runs the same reads on each scrape.
  */
 export const SagaLogGaugeGroup = {
-  /** `saga_runs{status}`, `saga_irreversible_before_pivot_steps`: one pass over `runs`. */
+  /** `saga_runs{status}`, `saga_irreversible_before_pivot_steps`: counts in `run_status_counts`. */
   RUN_TOTALS: 'run_totals',
   /** `saga_stuck_runs{status}`, `saga_stuck_run_oldest_age_seconds{status}`: index `runs_open`. */
   STUCK_RUNS: 'stuck_runs',
@@ -39,7 +36,7 @@ export const SagaLogGaugeGroup = {
   APPROVALS: 'approvals',
   /** `saga_open_cases`, `saga_open_case_oldest_age_seconds`, `saga_open_corrections{audience}`. */
   REVIEWS: 'reviews',
-  /** `saga_captures_without_reservation{tool}`: a pass over the log's capture steps. */
+  /** `saga_captures_without_reservation{tool}`: index `capture_check_runs_violating`. */
   CAPTURES: 'captures',
 } as const;
 export type SagaLogGaugeGroup = (typeof SagaLogGaugeGroup)[keyof typeof SagaLogGaugeGroup];
@@ -58,7 +55,6 @@ export interface SagaLogGaugesOptions {
   readonly staleOutboxMs?: number;
   /** How long a group's read is reused across scrapes (0: once per scrape). */
   readonly cacheMs?: number;
-  readonly captureChecks?: readonly CaptureCheck[];
   readonly logger?: Logger;
 }
 
@@ -251,8 +247,7 @@ export function registerSagaLogGauges(registry: Registry, db: SagaDb, opts: Saga
     );
   }
   if (groups.has(SagaLogGaugeGroup.CAPTURES)) {
-    const checks = opts.captureChecks ?? DEFAULT_CAPTURE_CHECKS;
-    const read = shared(SagaLogGaugeGroup.CAPTURES, () => readCapturesWithoutReservation(db, checks));
+    const read = shared(SagaLogGaugeGroup.CAPTURES, () => readCapturesWithoutReservation(db));
     gauge(
       read,
       'saga_captures_without_reservation',

@@ -16,17 +16,26 @@ export interface StepEventInput {
 
 /** Appends to `step_events`, the append-only history of every transition, attempt, retry and lookup. */
 export async function appendStepEvent(db: SagaTrx | SagaDb, e: StepEventInput): Promise<void> {
-  await db
-    .insertInto('step_events')
-    .values({
-      run_id: e.runId,
-      step_idx: e.stepIdx,
-      kind: e.kind,
-      from_status: e.from ?? null,
-      to_status: e.to ?? null,
-      cause: e.cause,
-      detail: e.detail == null ? null : JSON.stringify(e.detail),
-      actor: e.actor ?? null,
-    })
-    .execute();
+  await db.insertInto('step_events').values(eventRow(e)).execute();
+}
+
+/** Appends several events in one statement (one round trip; one commit outside a transaction), in order. */
+export async function appendStepEvents(
+  db: SagaTrx | SagaDb,
+  events: readonly StepEventInput[],
+): Promise<void> {
+  if (events.length) await db.insertInto('step_events').values(events.map(eventRow)).execute();
+}
+
+function eventRow(e: StepEventInput) {
+  return {
+    run_id: e.runId,
+    step_idx: e.stepIdx,
+    kind: e.kind,
+    from_status: e.from ?? null,
+    to_status: e.to ?? null,
+    cause: e.cause,
+    detail: e.detail == null ? null : JSON.stringify(e.detail),
+    actor: e.actor ?? null,
+  };
 }

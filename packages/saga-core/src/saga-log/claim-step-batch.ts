@@ -31,16 +31,17 @@ export interface ClaimBatchInput {
  * WITH req    AS (SELECT * FROM unnest($keys, $jobIds) AS r(key, job_id)),
  *      claimed AS (UPDATE saga_log SET lease_until = now() + <tool's lease>, lease_owner = $worker,
  *                         attempts = attempts + 1, last_attempt_at = now()
- *                   FROM req JOIN runs r ON … WHERE idempotency_key = req.key
+ *                   FROM req WHERE idempotency_key = req.key
  *                    AND status = 'INTENDED' AND lease_until IS NULL
- *                    AND r.status IN ('RUNNING', 'AWAITING_APPROVAL') RETURNING *),
+ *                    AND (SELECT status FROM runs WHERE run_id = saga_log.run_id) IN ('RUNNING', 'AWAITING_APPROVAL')
  *      ev     AS (INSERT INTO step_events … 'ATTEMPT' … FROM claimed),
  *      pub    AS (UPDATE outbox SET published_at = now() WHERE job_id = claimed's job AND published_at IS NULL)
  * SELECT * FROM claimed;
  * ```
  *
  * The compare-and-set is the same as {@link claimStep}'s (INTENDED with no lease, its run still going
- * forward: `EXECUTING_RUN_STATUSES`, joined by the run's primary key), the ATTEMPT event and the outbox mark
+ * forward: `EXECUTING_RUN_STATUSES`, read by the run's primary key in a scalar subquery, which the planner
+ * cannot turn into a join that reads every open run through `runs_open`), the ATTEMPT event and the outbox mark
  * commit with it. A step of a COMPENSATING or terminal run is not claimed here; the slow path withdraws it. A row another transaction is writing is waited for and checked again (the
  * compare-and-set holds on the row's newest version). Two executors' groups share a key only on a
  * duplicate delivery, so a deadlock between groups is not expected; it would fail only this statement
@@ -65,10 +66,11 @@ export async function claimStepBatch(
              lease_owner = ${b.worker},
              attempts = s.attempts + 1,
              last_attempt_at = now()
-        FROM req, runs r
+        FROM req
        WHERE s.idempotency_key = req.key
          AND s.status = ${StepStatus.INTENDED} AND s.lease_until IS NULL
-         AND r.run_id = s.run_id AND r.status = ANY(${[...EXECUTING_RUN_STATUSES]}::text[])
+         AND (SELECT r.status FROM runs r WHERE r.run_id = s.run_id)
+             = ANY(${[...EXECUTING_RUN_STATUSES]}::text[])
       RETURNING s.*, req.job_id AS claim_job_id
     ), ev AS (
       INSERT INTO step_events (run_id, step_idx, kind, cause, detail)

@@ -125,7 +125,9 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
 }
 
 /** The execute job of a step's first dispatch (its job id is the key itself). */
-function firstDispatchPayload(i: IntentInput): Record<string, unknown> {
+export function firstDispatchPayload(
+  i: Pick<IntentInput, 'runId' | 'stepIdx' | 'idempotencyKey'>,
+): Record<string, unknown> {
   return { runId: i.runId, stepIdx: i.stepIdx, key: i.idempotencyKey, dispatchNo: 1 };
 }
 

@@ -27,7 +27,7 @@ export const redispatchBudgetConfig = () => ({
  * How many times the harness has re-dispatched this step (NOT_EXECUTED → INTENDED with no person as actor)
  * since a person last acted on it (any event of the step with an actor: an approval, a case resolved).
  * Locks the step's row first, so the count cannot change before the caller's decision commits. Reads
- * through `step_events_run` (one run's events).
+ * through `step_events_pkey (run_id, id)` (one run's events).
  */
 export async function countRedispatches(trx: SagaTrx, runId: string, stepIdx: number): Promise<number> {
   await trx

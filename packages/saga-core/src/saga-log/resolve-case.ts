@@ -18,6 +18,7 @@ import { appendStepEvent } from './append-event.js';
 import { redispatchStep } from './redispatch-step.js';
 import { startUnwind, unwindChannel } from './request-unwind.js';
 import { transitionRun } from './transition-run.js';
+import { transitionCase } from './transition-case.js';
 import { transitionStep } from './transition-step.js';
 
 export interface CaseResolution {
@@ -175,19 +176,26 @@ export async function resolveCase(trx: SagaTrx, r: CaseResolution): Promise<Case
   }
 
   const resolution = { action: r.action, externalRef: r.externalRef ?? null, comment: r.comment ?? null };
-  const closeQ = trx
-    .updateTable('cases')
-    .set({
-      status: ReviewStatus.RESOLVED,
-      resolved_by: r.actor,
-      resolved_at: sql<Date>`now()`,
-      resolution: JSON.stringify(resolution),
-    })
-    .where('status', '=', ReviewStatus.OPEN);
-  const closed =
+  const set = {
+    resolved_by: r.actor,
+    resolved_at: sql<Date>`now()`,
+    resolution: JSON.stringify(resolution),
+  };
+  // `resolve_run` closes every open case of the run (this one among them), under the run's lock.
+  const ids =
     r.action === CaseAction.RESOLVE_RUN
-      ? await closeQ.where('run_id', '=', c.run_id).returningAll().execute()
-      : await closeQ.where('id', '=', c.id).returningAll().execute();
+      ? (
+          await trx
+            .selectFrom('cases')
+            .select('id')
+            .where('run_id', '=', c.run_id)
+            .where('status', '=', ReviewStatus.OPEN)
+            .orderBy('id')
+            .execute()
+        ).map((x) => String(x.id))
+      : [String(c.id)];
+  const closed: CaseRow[] = [];
+  for (const id of ids) closed.push(await transitionCase(trx, { id, to: ReviewStatus.RESOLVED, set }));
   await appendStepEvent(trx, {
     runId: c.run_id,
     stepIdx: c.step_idx,

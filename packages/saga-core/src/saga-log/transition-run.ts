@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
+import { compareAndSet } from '../db/compare-and-set.js';
 import type { RunRow } from '../db/schema.js';
 import { InvalidRunTransitionError } from '../errors.js';
-import { allowedRunSources } from '../run-transitions.js';
+import { RUN_TRANSITIONS } from '../run-transitions.js';
 import { StepEventKind, type RunStatus } from '../statuses.js';
 import { appendStepEvent } from './append-event.js';
 
@@ -18,7 +19,7 @@ export interface RunTransitionInput {
 }
 
 /**
- * Moves a run to `to` by compare-and-set on the legal sources of {@link allowedRunSources}:
+ * Moves a run to `to` by compare-and-set (`compareAndSet`) on the legal sources of `RUN_TRANSITIONS`:
  *
  * ```sql
  * UPDATE runs SET status = $to, status_reason = $reason, updated_at = now()
@@ -30,33 +31,23 @@ export interface RunTransitionInput {
  * `run_transition` event (no step) in the same transaction, so the run's own history is in its timeline.
  */
 export async function transitionRun(trx: SagaTrx, t: RunTransitionInput): Promise<RunRow> {
-  const legal = allowedRunSources(t.to);
-  const from = t.onlyFrom ? legal.filter((s) => t.onlyFrom!.includes(s)) : [...legal];
-  const prev = await trx
-    .selectFrom('runs')
-    .select('status')
-    .where('run_id', '=', t.runId)
-    .forUpdate()
-    .executeTakeFirst();
-  const row =
-    prev && from.length
-      ? await trx
-          .updateTable('runs')
-          .set({ status: t.to, status_reason: t.reason, updated_at: sql<Date>`now()` })
-          .where('run_id', '=', t.runId)
-          .where('status', 'in', from)
-          .returningAll()
-          .executeTakeFirst()
-      : undefined;
-  if (!row) throw new InvalidRunTransitionError(t.runId, prev?.status ?? null, t.to);
+  const r = await compareAndSet(trx, {
+    table: 'runs',
+    key: { run_id: t.runId },
+    transitions: RUN_TRANSITIONS,
+    to: t.to,
+    onlyFrom: t.onlyFrom,
+    set: { status_reason: t.reason, updated_at: sql<Date>`now()` },
+  });
+  if (!r.moved) throw new InvalidRunTransitionError(t.runId, r.from, t.to);
   await appendStepEvent(trx, {
     runId: t.runId,
     stepIdx: null,
     kind: StepEventKind.RUN_TRANSITION,
-    from: prev!.status,
+    from: r.from,
     to: t.to,
     cause: t.reason ?? 'run status changed',
     actor: t.actor ?? null,
   });
-  return row;
+  return r.row;
 }

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import { stepSettledChannel } from '../db/connect.js';
+import { compareAndSet } from '../db/compare-and-set.js';
 import type { StepPatch, StepRow } from '../db/schema.js';
 import { InvalidTransitionError } from '../errors.js';
 import { SETTLED_STEP_STATUSES, StepEventKind, StepStatus } from '../statuses.js';
-import { allowedSources } from '../step-transitions.js';
+import { STEP_TRANSITIONS } from '../step-transitions.js';
 import { appendStepEvent } from './append-event.js';
 
 export interface TransitionInput {
@@ -27,45 +28,36 @@ export interface TransitionInput {
 }
 
 /**
- * Moves one step to `to` by compare-and-set on the legal sources from {@link allowedSources}, and appends
- * the transition event in the same transaction. Zero rows is an {@link InvalidTransitionError} naming the
- * state the step was really in; nothing is overwritten.
+ * Moves one step to `to` by compare-and-set (`compareAndSet`) on the legal sources of `STEP_TRANSITIONS`
+ * (see `allowedSources`), and appends the transition event in the same transaction. Zero rows is an
+ * {@link InvalidTransitionError} naming the state the step was really in; nothing is overwritten.
  *
  * A move to a settled status (CONFIRMED, FAILED), UNKNOWN or NOT_EXECUTED also notifies waiting API
  * requests; the NOTIFY is delivered only if the transaction commits.
  */
 export async function transitionStep(trx: SagaTrx, t: TransitionInput): Promise<StepRow> {
-  const legal = allowedSources(t.to);
-  const from = t.onlyFrom ? legal.filter((s) => t.onlyFrom!.includes(s)) : [...legal];
-  // Read the previous status in the same statement, for the event.
-  let q = trx
-    .updateTable('saga_log')
-    .set({ ...t.patch, status: t.to, updated_at: sql<Date>`now()` })
-    .where('run_id', '=', t.runId)
-    .where('step_idx', '=', t.stepIdx)
-    .where('status', 'in', from.length ? from : ['__none__' as StepStatus]);
-  if (t.leaseOwner !== undefined) q = q.where('lease_owner', '=', t.leaseOwner);
-  const prev = await trx
-    .selectFrom('saga_log')
-    .select('status')
-    .where('run_id', '=', t.runId)
-    .where('step_idx', '=', t.stepIdx)
-    .forUpdate()
-    .executeTakeFirst();
-  const row = prev ? await q.returningAll().executeTakeFirst() : undefined;
-  if (!row) throw new InvalidTransitionError(t.runId, t.stepIdx, prev?.status ?? null, t.to);
+  const r = await compareAndSet(trx, {
+    table: 'saga_log',
+    key: { run_id: t.runId, step_idx: t.stepIdx },
+    transitions: STEP_TRANSITIONS,
+    to: t.to,
+    onlyFrom: t.onlyFrom,
+    set: { ...t.patch, updated_at: sql<Date>`now()` },
+    guards: t.leaseOwner === undefined ? [] : [['lease_owner', '=', t.leaseOwner]],
+  });
+  if (!r.moved) throw new InvalidTransitionError(t.runId, t.stepIdx, r.from, t.to);
   await appendStepEvent(trx, {
     runId: t.runId,
     stepIdx: t.stepIdx,
     kind: StepEventKind.TRANSITION,
-    from: prev!.status,
+    from: r.from,
     to: t.to,
     cause: t.cause,
     detail: t.detail ?? null,
     actor: t.actor ?? null,
   });
-  if (NOTIFYING_STATUSES.has(t.to)) await notifyStepChanged(trx, t.schema, row.idempotency_key);
-  return row;
+  if (NOTIFYING_STATUSES.has(t.to)) await notifyStepChanged(trx, t.schema, r.row.idempotency_key);
+  return r.row;
 }
 
 /** Statuses whose arrival wakes API requests waiting on the step. */

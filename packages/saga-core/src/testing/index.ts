@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import { createDb, type SagaDb } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 
+export { dumpSchema } from './dump-schema.js';
+
 /**
  * Test isolation on real Postgres and Redis: each test file gets its own schema and its own BullMQ prefix,
  * so files run in parallel against one server. Reads DATABASE_URL and REDIS_URL; without them, starts

@@ -32,3 +32,14 @@ export function createUnwindQueue(connection: ConnectionOptions, prefix: string)
 export async function enqueueUnwind(queue: Queue<UnwindJob>, runId: string): Promise<void> {
   await queue.add('unwind', { runId }, { jobId: unwindJobId(runId) });
 }
+
+/**
+ * Adds the unwind jobs of `runIds` in one round trip to Redis (BullMQ `addBulk`); each is a no-op while a
+ * job for its run waits or runs, as with {@link enqueueUnwind}.
+ */
+export async function enqueueUnwinds(queue: Queue<UnwindJob>, runIds: readonly string[]): Promise<void> {
+  if (runIds.length === 0) return;
+  await queue.addBulk(
+    runIds.map((runId) => ({ name: 'unwind', data: { runId }, opts: { jobId: unwindJobId(runId) } })),
+  );
+}

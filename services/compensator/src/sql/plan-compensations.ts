@@ -1,9 +1,12 @@
+import { sql } from 'kysely';
 import {
-  appendStepEvent,
+  preparedAs,
   CompensationStatus,
   StepEventKind,
   StepStatus,
   ToolClass,
+  type CompensationRow,
+  type SagaDb,
   type SagaTrx,
   type StepRow,
 } from '@agent-saga/core';
@@ -24,53 +27,70 @@ export function leftInPlace(step: StepRow): boolean {
 }
 
 /**
- * Writes the compensation row of every step in `steps` that has none yet: `pending` when a CONFIRMED step
- * carries a stored compensation, `skipped` (with the reason) otherwise. Only steps whose forward outcome is
- * final may be passed (never INTENDED, UNKNOWN or MANUAL_INTERVENTION: those are reconciled first).
+ * Writes the compensation row of every step in `steps` (of one run or of several) that has none yet:
+ * `pending` when a CONFIRMED step carries a stored compensation, `skipped` (with the reason) otherwise. Only
+ * steps whose forward outcome is final may be passed (never INTENDED, UNKNOWN or MANUAL_INTERVENTION: those
+ * are reconciled first). One statement (one round trip, one commit outside a transaction), whatever the
+ * number of steps:
  *
- * `INSERT … ON CONFLICT DO NOTHING`: a compensator that resumes after a crash, or races another, plans each
- * step once; only the rows this call inserted get their event and their mirror on `saga_log`.
+ * ```sql
+ * WITH req     AS (SELECT * FROM unnest(…) AS r(run_id, step_idx, tenant_id, tool, key, args, status, reason)),
+ *      planned AS (INSERT INTO compensations … SELECT … FROM req ON CONFLICT DO NOTHING RETURNING *),
+ *      mirror  AS (UPDATE saga_log SET compensation_status = planned.status FROM planned WHERE <same step>),
+ *      ev      AS (INSERT INTO step_events … 'compensation', NULL → status, 'compensator: planned' FROM planned)
+ * SELECT * FROM planned;
+ * ```
+ *
+ * `ON CONFLICT DO NOTHING`: a compensator that resumes after a crash, or races another, plans each step
+ * once; only the rows this statement inserted get their event and their mirror on `saga_log`, and only they
+ * are returned (a step missing from the result was planned by someone else: read it back).
  */
-export async function planCompensations(trx: SagaTrx, steps: readonly StepRow[]): Promise<number> {
-  if (steps.length === 0) return 0;
-  const planned = steps.map((s) => {
-    const reason = skipReason(s);
-    return {
-      run_id: s.run_id,
-      step_idx: s.step_idx,
-      tenant_id: s.tenant_id,
-      tool: reason ? null : s.compensation!.tool,
-      idempotency_key: reason ? null : s.compensation!.key,
-      args: reason ? null : JSON.stringify(s.compensation!.args),
-      status: reason ? CompensationStatus.SKIPPED : CompensationStatus.PENDING,
-      reason,
-    };
-  });
-  const inserted = await trx
-    .insertInto('compensations')
-    .values(planned)
-    // No conflict target: a racing planner's row collides on the primary key (run, step) or, first, on the
-    // compensation's UNIQUE key (derived from the same run and step); both mean "planned already". A target
-    // of (run_id, step_idx) alone lets the key's unique violation through as an error.
-    .onConflict((oc) => oc.doNothing())
-    .returning(['run_id', 'step_idx', 'status', 'reason', 'tool', 'idempotency_key'])
-    .execute();
-  for (const r of inserted) {
-    await trx
-      .updateTable('saga_log')
-      .set({ compensation_status: r.status })
-      .where('run_id', '=', r.run_id)
-      .where('step_idx', '=', r.step_idx)
-      .execute();
-    await appendStepEvent(trx, {
-      runId: r.run_id,
-      stepIdx: r.step_idx,
-      kind: StepEventKind.COMPENSATION,
-      from: null,
-      to: r.status,
-      cause: 'compensator: planned',
-      detail: r.reason ? { reason: r.reason } : { tool: r.tool, key: r.idempotency_key },
+export async function planCompensations(
+  db: SagaDb | SagaTrx,
+  steps: readonly StepRow[],
+): Promise<readonly CompensationRow[]> {
+  if (steps.length === 0) return [];
+  // Sorted, so that two planners lock the rows they collide on in the same order.
+  const planned = [...steps]
+    .sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : a.step_idx - b.step_idx))
+    .map((s) => {
+      const reason = skipReason(s);
+      return {
+        s,
+        reason,
+        tool: reason ? null : s.compensation!.tool,
+        key: reason ? null : s.compensation!.key,
+        args: reason ? null : JSON.stringify(s.compensation!.args),
+        status: reason ? CompensationStatus.SKIPPED : CompensationStatus.PENDING,
+      };
     });
-  }
-  return inserted.length;
+  const col = <T>(f: (p: (typeof planned)[number]) => T): T[] => planned.map(f);
+  const r = await sql<CompensationRow>`${preparedAs('comp_plan')}
+    WITH req AS (
+      SELECT * FROM unnest(
+        ${col((p) => p.s.run_id)}::text[], ${col((p) => p.s.step_idx)}::int[], ${col((p) => p.s.tenant_id)}::text[],
+        ${col((p) => p.tool)}::text[], ${col((p) => p.key)}::text[], ${col((p) => p.args)}::text[],
+        ${col((p) => p.status)}::text[], ${col((p) => p.reason)}::text[]
+      ) AS r(run_id, step_idx, tenant_id, tool, idempotency_key, args, status, reason)
+    ), planned AS (
+      INSERT INTO compensations (run_id, step_idx, tenant_id, tool, idempotency_key, args, status, reason)
+      SELECT run_id, step_idx, tenant_id, tool, idempotency_key, args::jsonb, status, reason FROM req
+      -- No conflict target: a racing planner's row collides on the primary key (run, step) or, first, on
+      -- the compensation's UNIQUE key (derived from the same run and step); both mean "planned already". A
+      -- target of (run_id, step_idx) alone lets the key's unique violation through as an error.
+      ON CONFLICT DO NOTHING
+      RETURNING *
+    ), mirror AS (
+      UPDATE saga_log s SET compensation_status = p.status
+        FROM planned p
+       WHERE s.run_id = p.run_id AND s.step_idx = p.step_idx
+    ), ev AS (
+      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
+      SELECT run_id, step_idx, ${StepEventKind.COMPENSATION}, NULL, status, 'compensator: planned',
+             CASE WHEN reason IS NOT NULL THEN jsonb_build_object('reason', reason)
+                  ELSE jsonb_build_object('tool', tool, 'key', idempotency_key) END
+        FROM planned
+    )
+    SELECT * FROM planned`.execute(db);
+  return r.rows;
 }

@@ -4,16 +4,17 @@ import {
   CompensationStatus,
   InvalidRunTransitionError,
   InvalidTransitionError,
-  listSteps,
   RunStatus,
   StepStatus,
   unwindReasonOf,
   type CompensationRow,
+  type Logger,
+  type RunRow,
 } from '@agent-saga/core';
-import { planCompensations } from '../sql/plan-compensations.js';
+import type { RunState } from '../sql/read-run-states.js';
 import { transitionCompensation } from '../sql/transition-compensation.js';
 import { planUnwind } from './compensation-order.js';
-import { finishRun } from './finish-run.js';
+import { closesRunOnly, decideFinish, finishRun, requestedReasonSuffix } from './finish-run.js';
 import { reconcileStep } from './reconcile-step.js';
 import { runCompensation } from './run-compensation.js';
 import type { UnwindDeps } from './unwind-deps.js';
@@ -32,7 +33,12 @@ const UNRESOLVED = new Set<StepStatus>([StepStatus.INTENDED, StepStatus.UNKNOWN]
  * 2. each step gets its compensation row once (pending or skipped, `planCompensations`);
  * 3. attempts whose lease ran out (their compensator died) become unknown: looked up by key, not resent;
  * 4. the compensations free to run (`planUnwind`) run, up to COMPENSATOR_PARALLELISM at once;
- * 5. when nothing can move any more, `finishRun` decides the terminal status.
+ * 5. when nothing can move any more, `decideFinish` decides the terminal status and `finishRun` (or, with
+ *    nothing but the run's move to write, `finishRunsBatch`) writes it.
+ *
+ * The reads and the common writes go through this process's statement groups (`unwind-groups.ts`), shared
+ * with the other runs being unwound at the same moment; each is still a compare-and-set on what this
+ * pass read.
  *
  * Leases and due times are judged on the database's clock: the compensations are read with `now()` in the
  * same statement, and a lease is expired by compare-and-set on `lease_until < now()`. Only the slice and
@@ -43,72 +49,84 @@ export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): P
   const log = d.logger.child({ runId });
   for (;;) {
     if (d.shutdownSignal.aborted) return 'unfinished';
-    const run = await d.db
-      .selectFrom('runs')
-      .select(['status', 'status_reason'])
-      .where('run_id', '=', runId)
-      .executeTakeFirst();
+    let state = await d.groups.read.submit(runId);
+    const run = state.run;
     if (run?.status !== RunStatus.COMPENSATING) return 'not-compensating';
     const unwindReason = unwindReasonOf(run.status_reason);
-    let steps = await listSteps(d.db, runId);
 
-    const unresolved = steps.filter((s) => UNRESOLVED.has(s.status));
+    const unresolved = state.steps.filter((s) => UNRESOLVED.has(s.status));
     if (unresolved.length) {
       await mapBounded(unresolved, d.config.COMPENSATOR_PARALLELISM, (s) => reconcileStep(d, s));
-      steps = await listSteps(d.db, runId);
-      if (steps.some((s) => UNRESOLVED.has(s.status))) {
+      state = await d.groups.read.submit(runId);
+      if (state.steps.some((s) => UNRESOLVED.has(s.status))) {
         if (!(await pause(d, until, null, null))) return 'unfinished';
         continue;
       }
     }
 
-    await d.db.transaction().execute((trx) =>
-      planCompensations(
-        trx,
-        steps.filter((s) => s.status !== StepStatus.MANUAL_INTERVENTION),
-      ),
-    );
-    let { comps, dbNow } = await readCompensations(d, runId);
-    if (await expireLeases(d, [...comps.values()], dbNow))
-      ({ comps, dbNow } = await readCompensations(d, runId));
+    state = await planMissing(d, runId, state);
+    if (await expireLeases(d, [...state.comps.values()], state.dbNow))
+      state = await d.groups.read.submit(runId);
 
-    const plan = planUnwind(steps, comps, dbNow);
-    if (plan.settled) {
-      try {
-        const done = await d.db.transaction().execute((trx) => finishRun(trx, steps, comps));
-        d.metrics?.runsFinished.inc({ status: done.status });
-        log.info({ status: done.status, reason: done.status_reason }, 'unwind finished');
-      } catch (err) {
-        if (!(err instanceof InvalidRunTransitionError)) throw err;
-      }
-      return 'finished';
-    }
+    const plan = planUnwind(state.steps, state.comps, state.dbNow);
+    if (plan.settled) return finishUnwind(d, state, run.status_reason, log);
     if (plan.ready.length) {
       await mapBounded(plan.ready, d.config.COMPENSATOR_PARALLELISM, (c) =>
-        runCompensation(d, c, steps, unwindReason),
+        runCompensation(d, c, state.steps, unwindReason),
       );
       continue;
     }
-    if (!(await pause(d, until, plan.nextDueAt, dbNow))) return 'unfinished';
+    if (!(await pause(d, until, plan.nextDueAt, state.dbNow))) return 'unfinished';
   }
 }
 
 /**
- * The run's compensations and the database's `now()`, read in one statement, so that every lease and due
- * time is judged against the clock of the instant the rows were read (the outer join keeps `now()` when
- * the run has no compensation yet).
+ * Plans the compensation of every settled step that has none yet (never a MANUAL_INTERVENTION step: its
+ * effect is unknown), and returns the state with the planned rows. When a row was planned by someone else
+ * meanwhile (absent from what this statement inserted), the state is read again rather than guessed: a
+ * compensation missing from the map would let the run finish with it undone.
  */
-async function readCompensations(
+async function planMissing(d: UnwindDeps, runId: string, state: RunState): Promise<RunState> {
+  const unplanned = state.steps.filter(
+    (s) => s.status !== StepStatus.MANUAL_INTERVENTION && !state.comps.has(s.step_idx),
+  );
+  if (unplanned.length === 0) return state;
+  const planned = await d.groups.plan.submit(unplanned);
+  if (planned.length < unplanned.length) return d.groups.read.submit(runId);
+  const comps = new Map<number, CompensationRow>(state.comps);
+  for (const row of planned) comps.set(row.step_idx, row);
+  return { ...state, comps };
+}
+
+/**
+ * Ends a settled unwind: the decision from the rows this pass read, written with the other runs finishing
+ * now when it is the run's move alone, else in its own transaction. A run another compensator finished
+ * meanwhile is finished (its compare-and-set from COMPENSATING finds it moved; nothing is written).
+ */
+async function finishUnwind(
   d: UnwindDeps,
-  runId: string,
-): Promise<{ comps: Map<number, CompensationRow>; dbNow: Date }> {
-  type Read = (CompensationRow | { readonly run_id: null }) & { readonly db_now: Date };
-  const r = await sql<Read>`
-    SELECT c.*, clock.db_now
-      FROM (SELECT now() AS db_now) clock LEFT JOIN compensations c ON c.run_id = ${runId}`.execute(d.db);
-  const comps = new Map<number, CompensationRow>();
-  for (const { db_now: _, ...row } of r.rows) if (row.run_id !== null) comps.set(row.step_idx, row);
-  return { comps, dbNow: r.rows[0]!.db_now };
+  state: RunState,
+  seenReason: string | null,
+  log: Logger,
+): Promise<DriveResult> {
+  const decision = decideFinish(state.steps, state.comps);
+  let done: RunRow | null = null;
+  if (closesRunOnly(decision))
+    done = await d.groups.finish.submit({
+      runId: decision.runId,
+      to: decision.to,
+      reason: `${decision.reason}${requestedReasonSuffix(seenReason)}`,
+      seenReason,
+    });
+  try {
+    done ??= await d.db.transaction().execute((trx) => finishRun(trx, decision));
+  } catch (err) {
+    if (!(err instanceof InvalidRunTransitionError)) throw err;
+    return 'finished';
+  }
+  d.metrics?.runsFinished.inc({ status: done.status });
+  log.info({ status: done.status, reason: done.status_reason }, 'unwind finished');
+  return 'finished';
 }
 
 /**

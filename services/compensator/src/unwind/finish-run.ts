@@ -21,7 +21,7 @@ interface CaseInput {
 }
 
 /**
- * Ends an unwind that can move no further, in one transaction, from the log alone:
+ * How an unwind that can move no further ends, decided from the log alone (pure; `finishRun` writes it):
  *
  * - cases: every step whose outcome stayed unknown (MANUAL_INTERVENTION), every compensation past its
  *   budget, and every compensation held up behind those (its dependents could not be undone);
@@ -31,14 +31,28 @@ interface CaseInput {
  *   each effect left in place (irreversible, or no stored compensation), else COMPENSATED (corrections may
  *   remain open for review).
  *
- * Inserts are `ON CONFLICT DO NOTHING` and the run moves by compare-and-set from COMPENSATING, so a second
- * compensator finishing the same run at once changes nothing.
+ * `reason` is the terminal reason without the reason the unwind was asked for, which the write appends
+ * from the run row (the only place it is stored).
  */
-export async function finishRun(
-  trx: SagaTrx,
+export interface FinishDecision {
+  readonly runId: string;
+  readonly tenantId: string;
+  readonly cases: readonly CaseInput[];
+  readonly corrections: readonly StepRow[];
+  readonly to: FinishStatus;
+  readonly reason: string;
+}
+
+/** The terminal statuses of an unwind. */
+export type FinishStatus =
+  | typeof RunStatus.MANUAL_INTERVENTION
+  | typeof RunStatus.PARTIALLY_COMPENSATED
+  | typeof RunStatus.COMPENSATED;
+
+export function decideFinish(
   steps: readonly StepRow[],
   comps: ReadonlyMap<number, CompensationRow>,
-): Promise<RunRow> {
+): FinishDecision {
   const first = steps[0];
   if (!first) throw new Error('finishRun needs the steps of a run');
   const { run_id: runId, tenant_id: tenantId } = first;
@@ -66,7 +80,6 @@ export async function finishRun(
         evidence: { compensationStatus: c.status },
       });
   }
-  for (const k of cases) await openCase(trx, { runId, tenantId, ...k });
 
   const corrections = steps.filter((s) => {
     const c = comps.get(s.step_idx);
@@ -74,11 +87,47 @@ export async function finishRun(
     const handled = c?.status === CompensationStatus.COMPENSATED || c?.status === CompensationStatus.SKIPPED;
     return effectSeen && handled && s.correction !== null;
   });
-  if (corrections.length)
+
+  const inPlace = steps.filter(leftInPlace);
+  const openCorrections = corrections.length ? `; ${corrections.length} correction(s) queued for review` : '';
+  const decided = { runId, tenantId, cases, corrections };
+  if (cases.length)
+    return {
+      ...decided,
+      to: RunStatus.MANUAL_INTERVENTION,
+      reason: `needs a person: ${cases.map((k) => k.reason).join('; ')}`,
+    };
+  if (inPlace.length)
+    return {
+      ...decided,
+      to: RunStatus.PARTIALLY_COMPENSATED,
+      reason: `not undone: ${inPlace.map((s) => `${name(s)} is ${s.tool_class}${s.compensation ? '' : ', no stored compensation'}`).join('; ')}${openCorrections}`,
+    };
+  return { ...decided, to: RunStatus.COMPENSATED, reason: `every effect undone${openCorrections}` };
+}
+
+/** Whether `finishRunsBatch` may write the decision: nothing to insert beside the run's move. */
+export function closesRunOnly(d: FinishDecision): boolean {
+  return d.cases.length === 0 && d.corrections.length === 0;
+}
+
+/**
+ * Writes a {@link FinishDecision} in one transaction: its cases, its corrections, and the run's move to
+ * its terminal status with the reason the unwind was asked for ("unwind requested: …", set by
+ * requestUnwind) kept in the terminal reason, since the transition replaces it.
+ *
+ * Inserts are `ON CONFLICT DO NOTHING` and the run moves by compare-and-set from COMPENSATING, so a second
+ * compensator finishing the same run at once changes nothing. A decision with neither cases nor corrections
+ * may instead go to `finishRunsBatch`, which writes the same move for many runs in one statement.
+ */
+export async function finishRun(trx: SagaTrx, d: FinishDecision): Promise<RunRow> {
+  const { runId, tenantId } = d;
+  for (const k of d.cases) await openCase(trx, { runId, tenantId, ...k });
+  if (d.corrections.length)
     await trx
       .insertInto('corrections')
       .values(
-        corrections.map((s) => ({
+        d.corrections.map((s) => ({
           run_id: runId,
           step_idx: s.step_idx,
           tenant_id: tenantId,
@@ -89,35 +138,20 @@ export async function finishRun(
       )
       .onConflict((oc) => oc.columns(['run_id', 'step_idx']).doNothing())
       .execute();
-
-  const inPlace = steps.filter(leftInPlace);
-  const openCorrections = corrections.length ? `; ${corrections.length} correction(s) queued for review` : '';
-  // The reason the unwind was asked for ("unwind requested: …", set by requestUnwind) is kept in the
-  // terminal reason: the run row is the only place it is stored, and the transition below replaces it.
   const requested = await trx
     .selectFrom('runs')
     .select('status_reason')
     .where('run_id', '=', runId)
     .executeTakeFirst();
-  const why = requested?.status_reason ? ` (${requested.status_reason})` : '';
-  if (cases.length)
-    return transitionRun(trx, {
-      runId,
-      to: RunStatus.MANUAL_INTERVENTION,
-      onlyFrom: [RunStatus.COMPENSATING],
-      reason: `needs a person: ${cases.map((k) => k.reason).join('; ')}${why}`,
-    });
-  if (inPlace.length)
-    return transitionRun(trx, {
-      runId,
-      to: RunStatus.PARTIALLY_COMPENSATED,
-      onlyFrom: [RunStatus.COMPENSATING],
-      reason: `not undone: ${inPlace.map((s) => `${name(s)} is ${s.tool_class}${s.compensation ? '' : ', no stored compensation'}`).join('; ')}${openCorrections}${why}`,
-    });
   return transitionRun(trx, {
     runId,
-    to: RunStatus.COMPENSATED,
+    to: d.to,
     onlyFrom: [RunStatus.COMPENSATING],
-    reason: `every effect undone${openCorrections}${why}`,
+    reason: `${d.reason}${requestedReasonSuffix(requested?.status_reason ?? null)}`,
   });
+}
+
+/** ` (unwind requested: …)`: how the reason the unwind was asked for ends the terminal reason. */
+export function requestedReasonSuffix(statusReason: string | null): string {
+  return statusReason ? ` (${statusReason})` : '';
 }

@@ -1,6 +1,5 @@
-import { sql, type RawBuilder } from 'kysely';
+import type { RawBuilder } from 'kysely';
 import {
-  appendStepEvent,
   callTool,
   checkPrecondition,
   classifyToolError,
@@ -18,10 +17,14 @@ import {
   settleFromLookup,
   StepEventKind,
   StepStatus,
+  type AnyTool,
   type CompensationRow,
+  type Logger,
   type LookupObservation,
   type LookupSettlement,
+  type StepEventInput,
   type StepRow,
+  type ToolCallResult,
 } from '@agent-saga/core';
 import { CompensationOutcome, ManualInterventionKind } from '../metrics/compensator-metrics.js';
 import { transitionCompensation, type CompensationTransition } from '../sql/transition-compensation.js';
@@ -42,11 +45,16 @@ import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
  *    MANUAL_INTERVENTION). A check that cannot read the target waits, like an unknown outcome.
  * 3. The stored command, its `ref(key)` placeholders resolved to the external refs of the run's CONFIRMED
  *    steps, parsed by the compensation tool's schema. A command that cannot be made fails for good.
- * 4. The intent: → running with a lease and the attempt counted, committed BEFORE the call.
+ * 4. The intent: → running with a lease and the attempt counted, committed BEFORE the call, with the
+ *    lookup events of step 1 (which, on the other paths, are committed before their move).
  * 5. The call, with the compensation key and the tool's timeout.
  * 6. The outcome, under this attempt's lease: compensated; failed (refused: retried with the same key
  *    after a backoff with jitter, within COMPENSATION_MAX_ATTEMPTS); unknown (anything else: looked up
  *    by key next time).
+ *
+ * The lookup events, the intent and the outcome go through this process's statement groups
+ * (`unwind-groups.ts`), each one statement for the compensations of every run at the same point; the
+ * rarer moves are one transaction each (`transitionCompensation`).
  *
  * Every lease, due time and give-up deadline is written and read on the database's clock (`dbNowPlus`,
  * `readDeadline`), never this process's: the reconciler and the executors judge the same rows by it.
@@ -68,14 +76,16 @@ export async function runCompensation(
 ): Promise<void> {
   const log = d.logger.child({ runId: comp.run_id, stepIdx: comp.step_idx, key: comp.idempotency_key });
   const at = { runId: comp.run_id, stepIdx: comp.step_idx } as const;
+  const lookups = pendingEvents(d);
   const move = async (
     t: Omit<CompensationTransition, 'runId' | 'stepIdx'>,
   ): Promise<CompensationRow | null> => {
+    await lookups.flush();
     try {
       return await d.db.transaction().execute((trx) => transitionCompensation(trx, { ...at, ...t }));
     } catch (err) {
       if (err instanceof InvalidTransitionError) {
-        log.info({ to: t.to, from: err.from }, 'compensation moved meanwhile; nothing written');
+        log.info({ to: t.to, from: err.from }, MOVED_MEANWHILE);
         return null;
       }
       throw err;
@@ -85,13 +95,7 @@ export async function runCompensation(
   const seenRow = { onlyFrom: [comp.status], atAttempts: comp.attempts } as const;
   const counted = (outcome: CompensationOutcome) =>
     d.metrics?.compensations.inc({ tool: comp.tool ?? '(none)', outcome });
-  /** Latency from planning to confirmation, and the attempts it took (none: found done, nothing sent). */
-  const confirmed = (row: CompensationRow) => {
-    const labels = { tool: comp.tool ?? '(none)' };
-    // A metric only (decides nothing): the process clock against the row's creation is close enough.
-    d.metrics?.settleLatency.observe(labels, (Date.now() - comp.created_at.getTime()) / 1000);
-    if (row.attempts > 0) d.metrics?.attemptsPerEffect.observe(labels, row.attempts);
-  };
+  const confirmed = (row: CompensationRow) => observeConfirmed(d, comp.tool ?? '(none)', row);
   const giveUp = async (
     reason: string,
     detail: Record<string, unknown> = {},
@@ -139,13 +143,14 @@ export async function runCompensation(
           log,
         })
       : lookedOnce(await lookupByKey(tool, target, log));
-  for (const o of looked.observations)
-    await appendStepEvent(d.db, {
+  lookups.add(
+    looked.observations.map((o) => ({
       ...at,
       kind: StepEventKind.COMPENSATION,
       cause: 'compensator: lookup by the compensation key',
       detail: lookupEvidence(o),
-    });
+    })),
+  );
   const evidence = lookupEvidence(looked.observations.at(-1)!);
   const v = looked.verdict;
   switch (v.kind) {
@@ -172,12 +177,12 @@ export async function runCompensation(
       return;
     }
     case 'too-early':
-      return recheckLater(d, comp, v.believableAt, 'not found within the tool lookup lag');
+      return recheckLater(d, lookups, comp, v.believableAt, 'not found within the tool lookup lag');
     case 'lookup-error':
       if (comp.status === CompensationStatus.UNKNOWN) {
         if ((await readDeadline(d.db, sentAt, unknownWaitMs(d.config, tool.lookupLagMs))).passed)
           return void (await giveUp(`outcome unknown and lookups fail: ${v.error.message}`, evidence));
-        return recheckLater(d, comp, dbNowPlus(backoffMs(d.config, comp.attempts)), 'lookup failed');
+        return recheckLater(d, lookups, comp, dbNowPlus(backoffMs(d.config, comp.attempts)), 'lookup failed');
       }
       break; // nothing sent yet that could have taken effect: the key keeps the send safe
     case 'absent':
@@ -228,7 +233,13 @@ export async function runCompensation(
       const wait = unknownWaitMs(d.config, forwardTool.lookupLagMs);
       if ((await readDeadline(d.db, since, wait)).passed)
         return void (await giveUp(`the precondition cannot be read: ${pre.error.message}`, evidence));
-      return recheckLater(d, comp, dbNowPlus(backoffMs(d.config, comp.attempts + 1)), 'precondition failed');
+      return recheckLater(
+        d,
+        lookups,
+        comp,
+        dbNowPlus(backoffMs(d.config, comp.attempts + 1)),
+        'precondition failed',
+      );
     }
   }
 
@@ -245,24 +256,17 @@ export async function runCompensation(
     throw err;
   }
 
-  // 4. The intent, before the call.
-  const leaseMs = tool.timeoutMs + d.config.COMPENSATOR_LEASE_MARGIN_MS;
-  const claimed = await move({
-    ...seenRow,
-    to: CompensationStatus.RUNNING,
-    cause: 'compensator: attempt',
+  // 4. The intent, before the call: by compare-and-set on the status and count this pass read, with a
+  //    lease on the database's clock (judged by `now()` in drive-run), grouped with other runs' claims.
+  const claimed = await d.groups.claim.submit({
+    ...at,
+    seenStatus: comp.status,
+    seenAttempts: comp.attempts,
+    leaseMs: tool.timeoutMs + d.config.COMPENSATOR_LEASE_MARGIN_MS,
     detail: { attempt: comp.attempts + 1, worker: d.workerId, args, unwindReason },
-    patch: {
-      // Guarded by the compare-and-set on the status and count this pass read: `comp.attempts` is current.
-      attempts: comp.attempts + 1,
-      // The database's clock, as the executor's claim: the lease is judged by `now()` (drive-run).
-      lease_until: dbNowPlus(leaseMs),
-      lease_owner: d.workerId,
-      last_attempt_at: sql<Date>`now()`,
-      next_attempt_at: null,
-    },
+    evidence: lookups.take(),
   });
-  if (!claimed) return;
+  if (!claimed) return void log.info({ to: CompensationStatus.RUNNING }, MOVED_MEANWHILE);
 
   // 5. The call, with the compensation's own key.
   const call = await callTool(
@@ -283,25 +287,40 @@ export async function runCompensation(
   d.metrics?.latency.observe({ tool: tool.name, ok: String(call.ok) }, call.durationMs / 1000);
 
   // 6. The outcome, under this attempt's lease.
-  const owned = { onlyFrom: [CompensationStatus.RUNNING], leaseOwner: d.workerId } as const;
-  const clear = { lease_until: null, lease_owner: null };
+  await recordOutcome(d, claimed, tool, call, log);
+}
+
+/**
+ * Step 6 of {@link runCompensation}: records what the attempt `claimed` came to, under its lease (grouped
+ * with other runs' outcomes): compensated; failed (refused: retried with the same key after a backoff with
+ * jitter, within COMPENSATION_MAX_ATTEMPTS); unknown (anything else: looked up by key next time).
+ */
+async function recordOutcome(
+  d: UnwindDeps,
+  claimed: CompensationRow,
+  tool: AnyTool,
+  call: ToolCallResult,
+  log: Logger,
+): Promise<void> {
+  const at = { runId: claimed.run_id, stepIdx: claimed.step_idx } as const;
+  const counted = (outcome: CompensationOutcome) =>
+    d.metrics?.compensations.inc({ tool: tool.name, outcome });
   if (call.ok) {
-    const moved = await move({
-      ...owned,
-      to: CompensationStatus.COMPENSATED,
+    const moved = await d.groups.outcome.submit({
+      ...at,
+      outcome: {
+        to: CompensationStatus.COMPENSATED,
+        externalRef: call.effect.externalRef,
+        result: call.effect.result ?? null,
+      },
       cause: 'compensator: tool returned',
       detail: { durationMs: Math.round(call.durationMs), externalRef: call.effect.externalRef },
-      patch: {
-        ...clear,
-        external_ref: call.effect.externalRef,
-        result: JSON.stringify(call.effect.result ?? null),
-      },
     });
     if (call.effect.duplicates?.length) d.metrics?.duplicateEffects.inc({ tool: tool.name });
     if (moved) {
       counted(CompensationOutcome.COMPENSATED);
-      confirmed(moved);
-    }
+      observeConfirmed(d, tool.name, moved);
+    } else log.info({ to: CompensationStatus.COMPENSATED }, MOVED_MEANWHILE);
     log.info({ tool: tool.name, attempt: claimed.attempts }, 'compensated');
     return;
   }
@@ -313,36 +332,76 @@ export async function runCompensation(
   const detail = { ...outcome.error, durationMs: Math.round(call.durationMs) };
   if (outcome.status === StepStatus.FAILED) {
     const exhausted = claimed.attempts >= d.config.COMPENSATION_MAX_ATTEMPTS;
-    const moved = await move({
-      ...owned,
-      to: CompensationStatus.FAILED,
+    const moved = await d.groups.outcome.submit({
+      ...at,
+      outcome: {
+        to: CompensationStatus.FAILED,
+        error: outcome.error,
+        retryInMs: exhausted ? null : backoffMs(d.config, claimed.attempts),
+        reason: exhausted ? `refused ${claimed.attempts} times: ${outcome.error.message}` : null,
+      },
       cause: exhausted
         ? 'compensator: refused; attempt budget exhausted'
         : 'compensator: refused; will retry',
       detail,
-      patch: {
-        ...clear,
-        error: JSON.stringify(outcome.error),
-        next_attempt_at: exhausted ? null : dbNowPlus(backoffMs(d.config, claimed.attempts)),
-        reason: exhausted ? `refused ${claimed.attempts} times: ${outcome.error.message}` : null,
-      },
     });
-    if (moved) counted(exhausted ? CompensationOutcome.GAVE_UP : CompensationOutcome.REFUSED);
-    if (moved && exhausted) d.metrics?.manualInterventions.inc({ kind: ManualInterventionKind.COMPENSATION });
+    if (!moved) return void log.info({ to: CompensationStatus.FAILED }, MOVED_MEANWHILE);
+    counted(exhausted ? CompensationOutcome.GAVE_UP : CompensationOutcome.REFUSED);
+    if (exhausted) d.metrics?.manualInterventions.inc({ kind: ManualInterventionKind.COMPENSATION });
     return;
   }
-  const unknown = await move({
-    ...owned,
-    to: CompensationStatus.UNKNOWN,
+  const unknown = await d.groups.outcome.submit({
+    ...at,
+    outcome: {
+      to: CompensationStatus.UNKNOWN,
+      error: outcome.error,
+      retryInMs: Math.max(tool.lookupLagMs, backoffMs(d.config, claimed.attempts)),
+    },
     cause: 'compensator: outcome unknown; will look it up by key',
     detail,
-    patch: {
-      ...clear,
-      error: JSON.stringify(outcome.error),
-      next_attempt_at: dbNowPlus(Math.max(tool.lookupLagMs, backoffMs(d.config, claimed.attempts))),
-    },
   });
   if (unknown) counted(CompensationOutcome.UNKNOWN);
+  else log.info({ to: CompensationStatus.UNKNOWN }, MOVED_MEANWHILE);
+}
+
+/**
+ * The evidence a pass gathers before it decides (its lookups by the compensation key), written before
+ * the pass's first write: alone (`flush`, the events group) before a single-row move or a re-check, or
+ * taken into the attempt's intent (`take`), so that the lookup that allowed a send commits with it.
+ */
+interface PendingEvents {
+  add(events: readonly StepEventInput[]): void;
+  /** Writes what was added and not yet written or taken. */
+  flush(): Promise<void>;
+  /** Hands over what was added and not yet written; the caller writes it. */
+  take(): readonly StepEventInput[];
+}
+
+function pendingEvents(d: UnwindDeps): PendingEvents {
+  let pending: StepEventInput[] = [];
+  const take = () => {
+    const events = pending;
+    pending = [];
+    return events;
+  };
+  return {
+    add: (events) => void pending.push(...events),
+    take,
+    async flush() {
+      const events = take();
+      if (events.length) await d.groups.events.submit(events);
+    },
+  };
+}
+
+/** What a pass logs when its compare-and-set found the compensation moved by someone else. */
+const MOVED_MEANWHILE = 'compensation moved meanwhile; nothing written';
+
+/** Latency from planning to confirmation, and the attempts it took (none: found done, nothing sent). */
+function observeConfirmed(d: UnwindDeps, tool: string, row: CompensationRow): void {
+  // A metric only (decides nothing): the process clock against the row's creation is close enough.
+  d.metrics?.settleLatency.observe({ tool }, (Date.now() - row.created_at.getTime()) / 1000);
+  if (row.attempts > 0) d.metrics?.attemptsPerEffect.observe({ tool }, row.attempts);
 }
 
 /**
@@ -352,10 +411,12 @@ export async function runCompensation(
  */
 async function recheckLater(
   d: UnwindDeps,
+  lookups: PendingEvents,
   comp: CompensationRow,
   at: Date | RawBuilder<Date>,
   why: string,
 ): Promise<void> {
+  await lookups.flush();
   await d.db
     .updateTable('compensations')
     .set({ next_attempt_at: at })

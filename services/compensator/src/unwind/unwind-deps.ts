@@ -1,6 +1,7 @@
 import type { CrashPoint, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
 import type { CompensatorConfig } from '../config.js';
 import type { CompensatorMetrics } from '../metrics/compensator-metrics.js';
+import type { UnwindGroups } from './unwind-groups.js';
 
 /** What the unwind of a run is made from, passed explicitly (no module state). */
 export interface UnwindDeps {
@@ -10,6 +11,8 @@ export interface UnwindDeps {
   readonly config: Readonly<CompensatorConfig>;
   /** This process's lease owner id. */
   readonly workerId: string;
+  /** The statements this process's unwinds share (`createUnwindGroups(db, workerId)`). */
+  readonly groups: UnwindGroups;
   readonly crash: (point: CrashPoint) => void;
   readonly logger: Logger;
   /** Fires when the process gives up draining: running compensations stop and record unknown. */

@@ -11,9 +11,16 @@ import {
   type ChannelListener,
   type DbOptions,
 } from '@agent-saga/core';
-import { enqueueUnwind, UNWIND_QUEUE, unwindJobSchema, type UnwindJob } from '../queue/unwind-queue.js';
+import {
+  enqueueUnwind,
+  enqueueUnwinds,
+  UNWIND_QUEUE,
+  unwindJobSchema,
+  type UnwindJob,
+} from '../queue/unwind-queue.js';
 import { driveRun, type DriveResult } from '../unwind/drive-run.js';
 import type { UnwindDeps } from '../unwind/unwind-deps.js';
+import { createUnwindGroups } from '../unwind/unwind-groups.js';
 
 export interface CompensatorWorker {
   readonly workerId: string;
@@ -29,12 +36,19 @@ export interface CompensatorWorker {
   abortRunning(): void;
 }
 
-export type CompensatorWorkerDeps = Omit<UnwindDeps, 'workerId' | 'shutdownSignal'> & {
+export type CompensatorWorkerDeps = Omit<UnwindDeps, 'workerId' | 'shutdownSignal' | 'groups'> & {
   readonly connection: ConnectionOptions;
   readonly queue: Queue<UnwindJob>;
   /** Connection settings of the LISTEN connection (its own, outside the pool). */
   readonly listenDb: DbOptions;
 };
+
+/**
+ * Runs one sweep adds at most. Why 1,000: one statement and one Redis round trip of a few milliseconds;
+ * when more are open, the next sweep starts as soon as the workers have taken these (`drained`), so a
+ * backlog is swept in pages without waiting for COMPENSATOR_SWEEP_MS.
+ */
+const SWEEP_BATCH = 1_000;
 
 /**
  * The compensator pool of one process. Where unwinds come from: the run's status is the durable request
@@ -47,7 +61,12 @@ export type CompensatorWorkerDeps = Omit<UnwindDeps, 'workerId' | 'shutdownSigna
 export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWorker {
   const shutdown = new AbortController();
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const deps: UnwindDeps = { ...d, workerId, shutdownSignal: shutdown.signal };
+  const deps: UnwindDeps = {
+    ...d,
+    workerId,
+    shutdownSignal: shutdown.signal,
+    groups: createUnwindGroups(d.db, workerId),
+  };
   const { config, logger } = d;
   /** The unwind slices running now: what a drain waits for, unlike BullMQ's Redis part around them. */
   const running = createRunningWork();
@@ -74,7 +93,13 @@ export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWo
   let listener: ChannelListener | undefined;
   const add = (runId: string) =>
     enqueueUnwind(d.queue, runId).catch((err: unknown) => logger.error({ err, runId }, 'enqueue failed'));
+  let sweeping = false;
+  let closing = false;
+  /** The last sweep found a full batch: more COMPENSATING runs may wait beyond it. */
+  let moreBeyondSweep = false;
   const sweep = async (): Promise<void> => {
+    if (sweeping || closing) return; // the sweep under way adds what this one would
+    sweeping = true;
     try {
       // Uses the partial index `runs_open`: the cost follows the open runs, not every run ever made.
       const open = await d.db
@@ -82,13 +107,22 @@ export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWo
         .select('run_id')
         .where('status', '=', RunStatus.COMPENSATING)
         .orderBy('updated_at')
-        .limit(1_000)
+        .limit(SWEEP_BATCH)
         .execute();
-      await Promise.all(open.map((r) => add(r.run_id)));
+      moreBeyondSweep = open.length === SWEEP_BATCH;
+      await enqueueUnwinds(
+        d.queue,
+        open.map((r) => r.run_id),
+      );
     } catch (err) {
       logger.error({ err }, 'sweep of compensating runs failed');
+    } finally {
+      sweeping = false;
     }
   };
+  // Every job of a full sweep has been taken: sweep again now rather than leave the workers idle until
+  // the next tick (the runs being unwound come first again, and add nothing: their jobs are running).
+  worker.on('drained', () => void (moreBeyondSweep ? sweep() : undefined));
   const abortRunning = (): void =>
     shutdown.abort(new OutcomeUnknownError('compensator shut down while the compensation was running'));
 
@@ -107,6 +141,7 @@ export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWo
       worker.run().catch((err: unknown) => logger.error({ err }, 'compensator worker stopped'));
     },
     async close(drainMs) {
+      closing = true;
       clearInterval(timer);
       await listener?.stop();
       const hurry = setTimeout(abortRunning, drainMs);

@@ -22,6 +22,7 @@ import { caseRoutes } from './routes/cases.js';
 import { correctionRoutes } from './routes/corrections.js';
 import { pivotRoutes } from './routes/pivot.js';
 import { createDeliveryGroup } from './delivery-group.js';
+import { createIntakeGroup } from './grouped-intake.js';
 import { createStepReadGroup } from './step-read-group.js';
 import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
 import { consoleRoutes } from '../console/console-routes.js';
@@ -54,6 +55,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
 
   const deliveries = createDeliveryGroup(deps.db);
   const stepReads = createStepReadGroup(deps.db);
+  const intakes = createIntakeGroup(deps.db, deps.config.RELAY_GRACE_MS);
   const waiter = createSettleWaiter({
     db: { ...sagaDbOptions(deps.config, 'api-listen', 1), schema: deps.schema },
     logger: deps.logger,
@@ -111,7 +113,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       await v1.register(approvalRoutes, { deps });
       await v1.register(caseRoutes, { deps });
       await v1.register(correctionRoutes, { deps });
-      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, stepReads } });
+      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, stepReads, intakes } });
     },
     { prefix: '/v1' },
   );

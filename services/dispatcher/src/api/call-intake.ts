@@ -6,6 +6,7 @@ import {
   markOutcomeDelivered,
   PivotRequiredError,
   PivotStagedError,
+  planIntent,
   preparedAs,
   recordIntent,
   redactArgs,
@@ -16,6 +17,8 @@ import {
   StepStatus,
   StepUnresolvedError,
   type AnyTool,
+  type IntentPlan,
+  type NewIntent,
   type RunRow,
   type Logger,
   type SagaTrx,
@@ -26,7 +29,6 @@ import { BadRequestError } from './api-errors.js';
 import { settledOutcome } from './call-outcome.js';
 import { firstDispatch, readDispatch, type Dispatch } from './dispatch.js';
 import { holdForApproval } from './hold-for-approval.js';
-import { planIntent } from './intent-plan.js';
 import { diffRetryArgs } from './retry-args.js';
 import { resolveStep } from './step-resolution.js';
 
@@ -147,7 +149,22 @@ async function newStep(
     approvalId = (await holdForApproval(trx, req, stepIdx, plan)).id;
   }
   const row = await recordIntent(trx, {
+    ...intentOf(req, stepIdx, plan),
     approvalId,
+    status: plan.status,
+    schema: req.schema,
+    notifyRelay: !req.fastPath,
+    relayGraceMs: req.fastPath ? req.relayGraceMs : 0,
+  });
+  logIntended(req, stepIdx, plan);
+  // The job the outbox row holds, built from the same values rather than read back.
+  const dispatch = row.status === StepStatus.INTENDED ? firstDispatch(row) : null;
+  return { kind: 'step', step: row, replayed: false, dispatch, delivered: false };
+}
+
+/** The row of a new step at `stepIdx`, from the call and its plan (the intake transaction's and the grouped intake's). */
+export function intentOf(req: IntakeRequest, stepIdx: number, plan: IntentPlan): NewIntent {
+  return {
     runId: req.runId,
     stepIdx,
     tenantId: req.tenantId,
@@ -160,12 +177,17 @@ async function newStep(
     compensation: plan.compensation,
     correction: plan.correction,
     audience: plan.audience,
-    dependsOn: req.dependsOn ? [...new Set(req.dependsOn)].sort((a, b) => a - b) : null,
-    status: plan.status,
-    schema: req.schema,
-    notifyRelay: !req.fastPath,
-    relayGraceMs: req.fastPath ? req.relayGraceMs : 0,
-  });
+    dependsOn: storedDependsOn(req.dependsOn),
+  };
+}
+
+/** `dependsOn` as the row stores it: each index once, ascending; null for "every earlier step". */
+export function storedDependsOn(dependsOn: readonly number[] | undefined): number[] | null {
+  return dependsOn ? [...new Set(dependsOn)].sort((a, b) => a - b) : null;
+}
+
+/** The log line of a new step, written once its row is (in the intake transaction or the grouped intake). */
+export function logIntended(req: IntakeRequest, stepIdx: number, plan: IntentPlan): void {
   req.log.info(
     {
       runId: req.runId,
@@ -178,9 +200,6 @@ async function newStep(
     },
     'step intended',
   );
-  // The job the outbox row holds, built from the same values rather than read back.
-  const dispatch = row.status === StepStatus.INTENDED ? firstDispatch(row) : null;
-  return { kind: 'step', step: row, replayed: false, dispatch, delivered: false };
 }
 
 /**

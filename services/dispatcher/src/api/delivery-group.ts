@@ -1,5 +1,5 @@
 import { markOutcomesDelivered, type DeliveredOutcome, type SagaDb } from '@agent-saga/core';
-import { createStatementGroup, type StatementGroup } from '../grouping/statement-group.js';
+import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
 
 /**
  * The delivered marks of concurrent responses, grouped: each response that carries a settled outcome

@@ -51,6 +51,11 @@ export async function publishFast(
   try {
     await withinMs(publishExecute(queue, d.jobId, d.data), timeoutMs, 'fast-path publish');
   } catch (err) {
-    log.warn({ err, jobId: d.jobId }, 'fast-path publish failed; the outbox relay will publish the step');
+    // The step's fields are named here rather than bound in a child logger: the child would be built for
+    // every call and used only on this rare path.
+    log.warn(
+      { err, jobId: d.jobId, runId: d.data.runId, stepIdx: d.data.stepIdx, key: d.data.key },
+      'fast-path publish failed; the outbox relay will publish the step',
+    );
   }
 }

@@ -11,7 +11,8 @@ import {
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import type { ApiDeps } from './api-deps.js';
 import { awaitSettle } from './await-settle.js';
-import { callIntake } from './call-intake.js';
+import { callIntake, type IntakeRequest } from './call-intake.js';
+import { groupedIntake, type IntakeGroup } from './grouped-intake.js';
 import { isInFlight, presentCallOutcome, type CallAnswer } from './call-outcome.js';
 import { publishFast, type Dispatch } from './dispatch.js';
 import { resolveByLookup } from './inline-lookup.js';
@@ -28,14 +29,17 @@ export interface CallContext extends ApiDeps {
   readonly deliveries: DeliveryGroup;
   /** Groups the step reads of requests woken at the same time into one query. */
   readonly stepReads: StepReadGroup;
+  /** Groups the intakes of concurrent calls that each name a new step into one statement. */
+  readonly intakes: IntakeGroup;
 }
 
 /**
  * POST /v1/runs/{runId}/calls, from a validated body to the answer:
  * 1. the tool and its arguments are checked (400s; nothing written);
  * 2. a pure tool runs at once, no row;
- * 3. otherwise the intake transaction (see `callIntake`), then, for a retry of an unsettled step, the
- *    inline lookup (see `resolveByLookup`);
+ * 3. otherwise, for a call that names a new step, the grouped intake (see `groupedIntake`), and for
+ *    anything it cannot decide alone the intake transaction (see `callIntake`), then, for a retry of an
+ *    unsettled step, the inline lookup (see `resolveByLookup`);
  * 4. the step's key is watched, the fast path publishes what this call committed, and the answer waits up to
  *    `waitMs` for a NOTIFY that the step settled;
  * 5. a settled outcome in the answer is marked delivered, which moves the run's cursor.
@@ -64,23 +68,24 @@ export async function handleCall(
   }
 
   const intakeStartedAt = performance.now();
-  const intake = await ctx.db.transaction().execute((trx) =>
-    callIntake(trx, {
-      tenantId: principal.tenantId,
-      runId,
-      tool,
-      args,
-      stepIdx: body.stepIdx,
-      dependsOn: body.dependsOn,
-      registry: ctx.registry,
-      schema: ctx.schema,
-      log,
-      fastPath: ctx.config.SAGA_FAST_PATH,
-      approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
-      relayGraceMs: ctx.config.RELAY_GRACE_MS,
-      maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
-    }),
-  );
+  const request: IntakeRequest = {
+    tenantId: principal.tenantId,
+    runId,
+    tool,
+    args,
+    stepIdx: body.stepIdx,
+    dependsOn: body.dependsOn,
+    registry: ctx.registry,
+    schema: ctx.schema,
+    log,
+    fastPath: ctx.config.SAGA_FAST_PATH,
+    approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
+    relayGraceMs: ctx.config.RELAY_GRACE_MS,
+    maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
+  };
+  const intake =
+    (await groupedIntake(ctx.intakes, request)) ??
+    (await ctx.db.transaction().execute((trx) => callIntake(trx, request)));
   const committedAt = performance.now();
   if (intake.kind === 'refused') throw intake.error;
   const { step, replayed, dispatch, delivered } =
@@ -145,12 +150,7 @@ async function settle(
     performance.now() - intakeStartedAt < ctx.config.RELAY_GRACE_MS / 2;
   try {
     if (dispatch && ctx.config.SAGA_FAST_PATH)
-      await publishFast(
-        ctx.queue,
-        dispatch,
-        log.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key }),
-        ctx.config.FAST_PATH_PUBLISH_TIMEOUT_MS,
-      );
+      await publishFast(ctx.queue, dispatch, log, ctx.config.FAST_PATH_PUBLISH_TIMEOUT_MS);
     return await awaitSettle(ctx.stepReads, watch, step.idempotency_key, waitMs, unseen ? step : undefined);
   } finally {
     watch.close();

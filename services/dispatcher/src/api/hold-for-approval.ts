@@ -3,11 +3,12 @@ import {
   createApproval,
   readDbNow,
   redactArgs,
+  resourceOf,
   type ApprovalRow,
+  type IntentPlan,
   type SagaTrx,
 } from '@agent-saga/core';
 import type { IntakeRequest } from './call-intake.js';
-import type { IntentPlan } from './intent-plan.js';
 
 /**
  * The approval of one held step outside a pivot (an irreversible call, or one whose compensation cannot be
@@ -50,10 +51,4 @@ export async function holdForApproval(
     },
     expiresAt,
   });
-}
-
-/** The resource a call touches, as far as its arguments name one (the fields people look for first). */
-export function resourceOf(args: Record<string, unknown>): Record<string, unknown> {
-  const names = ['to', 'customerId', 'paymentIntent', 'payment', 'ticket', 'issueKey', 'orderId', 'project'];
-  return Object.fromEntries(names.filter((n) => args[n] !== undefined).map((n) => [n, args[n]]));
 }

@@ -1,6 +1,6 @@
 import { preparedAs, type SagaDb, type StepRow } from '@agent-saga/core';
 import { sql } from 'kysely';
-import { createStatementGroup, type StatementGroup } from '../grouping/statement-group.js';
+import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
 
 /**
  * The reads of waiting requests that a NOTIFY woke, grouped: the requests woken at the same time read their

@@ -6,11 +6,11 @@ import {
   type SagaDb,
   type StepRow,
 } from '@agent-saga/core';
-import { createStatementGroup, type StatementGroup } from '../grouping/statement-group.js';
+import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
 
 /**
  * The two writes of every job that concurrent jobs of one executor process share, each grouped into one
- * statement and one commit (see `grouping/statement-group.ts`):
+ * statement and one commit (see core's `createStatementGroup`):
  * - `claim`: resolves the claimed row, or null when the step was not claimable by the grouped statement
  *   (duplicate, held, settled, missing, locked by another writer): the job then takes `claimStepSlow`;
  * - `outcome`: resolves the recorded row, or null when the compare-and-set matched nothing: the job then

@@ -31,7 +31,8 @@ export interface ReconcileClaim {
  * `FOR UPDATE SKIP LOCKED`, so two reconcilers sweeping at once never claim the same row (each skips what
  * the other is claiming), and the lease, so neither takes a row the other is still looking up after the
  * claiming transaction has committed. The status list is written as literals so the planner can prove the
- * partial index `saga_log_unsettled` applies (its order is the ORDER BY): a sweep reads unsettled rows only.
+ * partial index `saga_log_unsettled` applies: a sweep reads (and sorts) unsettled rows only. The index is
+ * keyed on columns that never change (migration 0010), so an executor's claim of a step stays a HOT update.
  * An INTENDED step whose executor lease is live, or that no executor has claimed yet, is not touched.
  */
 export async function claimReconcilableSteps(db: SagaDb, c: ReconcileClaim): Promise<StepRow[]> {

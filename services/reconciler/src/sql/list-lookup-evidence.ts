@@ -11,7 +11,7 @@ export interface LookupRecord {
  * Every LOOKUP event of one step, oldest first: the reconciler's and the API's inline lookups alike. The
  * evidence a MANUAL_INTERVENTION carries, so a person sees what was asked and answered, and when.
  *
- * Parameters: `runId`, `stepIdx` name the step. Reads through the `step_events_run` index.
+ * Parameters: `runId`, `stepIdx` name the step. Reads through the primary key `(run_id, id)` of `step_events`.
  */
 export async function listLookupEvidence(
   trx: SagaTrx,

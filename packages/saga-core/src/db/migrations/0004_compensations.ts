@@ -1,6 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import { CompensationStatus, ReviewStatus, StepEventKind, valuesOf } from '../../statuses.js';
-import { checkIn } from './sql-lists.js';
 
 /**
  * The compensator's tables.
@@ -13,7 +11,11 @@ import { checkIn } from './sql-lists.js';
  * - `corrections`: messages to people queued after every automatic compensation, only when the customer
  *   could have seen the original effect. Never sent by the harness.
  * - `cases`: manual-intervention items, with the evidence a person needs.
- * - `step_events.kind` gains `compensation` (its CHECK is re-derived from the status object).
+ * - `step_events.kind` gains `compensation` (its CHECK is replaced).
+ *
+ * Frozen (issue 11): the status lists are spelled out as this file created them on a fresh database when it
+ * was frozen; it used to derive them from the status objects. The `step_events.kind` list is the one 0005
+ * writes again (when first committed this file wrote five kinds; 0005 replaces the constraint anyway).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -24,7 +26,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       tool            text,
       idempotency_key text UNIQUE,
       args            jsonb,
-      status          text NOT NULL ${checkIn('status', valuesOf(CompensationStatus))},
+      status          text NOT NULL
+                      CHECK (status IN ('pending', 'running', 'compensated', 'unknown', 'failed', 'skipped')),
       reason          text,
       attempts        integer NOT NULL DEFAULT 0,
       lease_until     timestamptz,
@@ -50,7 +53,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       tenant_id  text NOT NULL,
       command    jsonb NOT NULL,
       audience   text[] NOT NULL,
-      status     text NOT NULL ${checkIn('status', valuesOf(ReviewStatus))},
+      status     text NOT NULL CHECK (status IN ('open', 'resolved')),
       created_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (run_id, step_idx),
       FOREIGN KEY (run_id, step_idx) REFERENCES saga_log (run_id, step_idx)
@@ -64,14 +67,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       tenant_id  text NOT NULL,
       reason     text NOT NULL,
       evidence   jsonb NOT NULL DEFAULT '{}'::jsonb,
-      status     text NOT NULL ${checkIn('status', valuesOf(ReviewStatus))},
+      status     text NOT NULL CHECK (status IN ('open', 'resolved')),
       created_at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
   // One open case per step (or per run, step_idx null), so a compensator that resumes does not open twice.
   await sql`CREATE UNIQUE INDEX cases_one_per_step ON cases (run_id, coalesce(step_idx, -1))`.execute(db);
 
   await sql`ALTER TABLE step_events DROP CONSTRAINT step_events_kind_check`.execute(db);
-  await sql`ALTER TABLE step_events ADD CONSTRAINT step_events_kind_check ${checkIn('kind', valuesOf(StepEventKind))}`.execute(
+  await sql`
+    ALTER TABLE step_events ADD CONSTRAINT step_events_kind_check
+      CHECK (kind IN ('transition', 'attempt', 'retry_call', 'lookup', 'compensation', 'run_transition', 'decision'))`.execute(
     db,
   );
 }

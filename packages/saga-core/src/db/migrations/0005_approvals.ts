@@ -1,13 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import {
-  ApprovalKind,
-  ApprovalStatus,
-  CorrectionStatus,
-  ReviewStatus,
-  StepEventKind,
-  valuesOf,
-} from '../../statuses.js';
-import { checkIn } from './sql-lists.js';
 
 /**
  * Approvals, the pivot, and the operator's decisions.
@@ -25,9 +16,15 @@ import { checkIn } from './sql-lists.js';
  *   re-dispatch by the reconciler or an operator) is the relays' at once, not after the API's grace.
  * - `step_events`: run-level events have no step (`step_idx` null); `actor` names who decided.
  * - `corrections`: an id for the operator's routes, the key it is sent with, its ref, and who decided;
- *   statuses become {@link CorrectionStatus}. A send carries the hash of the command the person saw
+ *   statuses become `CorrectionStatus`. A send carries the hash of the command the person saw
  *   (`correctionHash`, computed, not stored: an edit of the command changes it).
  * - `cases`: who resolved a case, when and how; one OPEN case per step (a resolved one no longer blocks).
+ *
+ * Frozen (issue 11): the status lists are spelled out as this file created them on a fresh database when it
+ * was frozen; it used to derive them from the status objects. Its `corrections.status` list is the one 0006
+ * writes again (this file first wrote `open`, `sent`, `dismissed`; 0006 replaces the constraint anyway).
+ * `outbox.relay_after` was added to this file after it had been committed: a database migrated by the first
+ * version lacks it, which 0011 repairs.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -35,8 +32,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       id          text PRIMARY KEY,
       tenant_id   text NOT NULL,
       run_id      text NOT NULL REFERENCES runs (run_id),
-      kind        text NOT NULL ${checkIn('kind', valuesOf(ApprovalKind))},
-      status      text NOT NULL ${checkIn('status', valuesOf(ApprovalStatus))},
+      kind        text NOT NULL CHECK (kind IN ('pivot', 'step')),
+      status      text NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'superseded')),
       hash        text NOT NULL,
       steps       integer[] NOT NULL,
       summary     text,
@@ -47,11 +44,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       comment     text,
       created_at  timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
-  await sql`CREATE INDEX approvals_pending ON approvals (tenant_id, expires_at) WHERE status = ${sql.lit(ApprovalStatus.PENDING)}`.execute(
+  await sql`CREATE INDEX approvals_pending ON approvals (tenant_id, expires_at) WHERE status = 'pending'`.execute(
     db,
   );
   await sql`CREATE INDEX approvals_run ON approvals (run_id, created_at)`.execute(db);
-  await sql`CREATE UNIQUE INDEX approvals_one_pending_pivot ON approvals (run_id) WHERE status = ${sql.lit(ApprovalStatus.PENDING)} AND kind = ${sql.lit(ApprovalKind.PIVOT)}`.execute(
+  await sql`CREATE UNIQUE INDEX approvals_one_pending_pivot ON approvals (run_id) WHERE status = 'pending' AND kind = 'pivot'`.execute(
     db,
   );
 
@@ -66,14 +63,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await sql`ALTER TABLE step_events ALTER COLUMN step_idx DROP NOT NULL, ADD COLUMN actor text`.execute(db);
   await sql`ALTER TABLE step_events DROP CONSTRAINT step_events_kind_check`.execute(db);
-  await sql`ALTER TABLE step_events ADD CONSTRAINT step_events_kind_check ${checkIn('kind', valuesOf(StepEventKind))}`.execute(
+  await sql`
+    ALTER TABLE step_events ADD CONSTRAINT step_events_kind_check
+      CHECK (kind IN ('transition', 'attempt', 'retry_call', 'lookup', 'compensation', 'run_transition', 'decision'))`.execute(
     db,
   );
 
   await sql`ALTER TABLE corrections DROP CONSTRAINT corrections_status_check`.execute(db);
-  await sql`UPDATE corrections SET status = ${CorrectionStatus.DISMISSED} WHERE status = ${ReviewStatus.RESOLVED}`.execute(
-    db,
-  );
+  await sql`UPDATE corrections SET status = 'dismissed' WHERE status = 'resolved'`.execute(db);
   await sql`
     ALTER TABLE corrections
       ADD COLUMN id              bigserial UNIQUE,
@@ -82,7 +79,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ADD COLUMN decided_by      text,
       ADD COLUMN decided_at      timestamptz,
       ADD COLUMN comment         text,
-      ADD CONSTRAINT corrections_status_check ${checkIn('status', valuesOf(CorrectionStatus))}`.execute(db);
+      ADD CONSTRAINT corrections_status_check
+        CHECK (status IN ('open', 'sending', 'unknown', 'sent', 'dismissed'))`.execute(db);
 
   await sql`
     ALTER TABLE cases
@@ -91,13 +89,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ADD COLUMN resolution  jsonb`.execute(db);
   // One OPEN case per step (or per run): a resolved case no longer blocks a new one for the same step.
   await sql`DROP INDEX cases_one_per_step`.execute(db);
-  await sql`CREATE UNIQUE INDEX cases_one_open_per_step ON cases (run_id, coalesce(step_idx, -1)) WHERE status = ${sql.lit(ReviewStatus.OPEN)}`.execute(
+  await sql`CREATE UNIQUE INDEX cases_one_open_per_step ON cases (run_id, coalesce(step_idx, -1)) WHERE status = 'open'`.execute(
     db,
   );
-  await sql`CREATE INDEX cases_open ON cases (tenant_id, created_at) WHERE status = ${sql.lit(ReviewStatus.OPEN)}`.execute(
-    db,
-  );
-  await sql`CREATE INDEX corrections_open ON corrections (tenant_id, created_at) WHERE status = ${sql.lit(CorrectionStatus.OPEN)}`.execute(
+  await sql`CREATE INDEX cases_open ON cases (tenant_id, created_at) WHERE status = 'open'`.execute(db);
+  await sql`CREATE INDEX corrections_open ON corrections (tenant_id, created_at) WHERE status = 'open'`.execute(
     db,
   );
 }

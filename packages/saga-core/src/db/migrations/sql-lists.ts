@@ -1,13 +1,8 @@
-import { sql } from 'kysely';
-
 /**
- * `'A', 'B'`: a list of status values as SQL literals, for CHECK constraints and partial-index predicates
- * that DDL cannot bind as parameters. The values come from the status objects in `statuses.ts`, their one
- * definition, never from input.
+ * `'A', 'B'`: a list of values as SQL literals, for CHECK constraints, partial-index predicates and trigger
+ * WHEN clauses, which DDL cannot bind as parameters. Only for lists a migration spells out itself: a
+ * migration never imports live code (the status objects of `statuses.ts` change; what a committed migration
+ * creates must not). Part of the migrations, so frozen like them: what it returns for a list never changes.
  */
 export const sqlLiterals = (values: readonly string[]): string =>
   values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ');
-
-/** `CHECK (col IN (...))` derived from a status object. */
-export const checkIn = (col: string, values: readonly string[]) =>
-  sql.raw(`CHECK (${col} IN (${sqlLiterals(values)}))`);

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Logger } from '@agent-saga/core';
 import { principalOf } from '../auth.js';
 import { handleCall, type CallContext } from '../handle-call.js';
 import { toHttpError } from '../http-errors.js';
@@ -31,8 +32,9 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
     },
     async (req, reply) => {
       try {
-        // The deps' pino logger, bound to this request (req.log is typed as fastify's narrower logger).
-        const log = ctx.logger.child({ reqId: req.id });
+        // fastify's child of the deps' pino logger (`loggerInstance`), already bound to `reqId`; typed by
+        // fastify as its narrower logger interface. One child per request, not two.
+        const log = req.log as unknown as Logger;
         const answer = await handleCall(ctx, principalOf(req), req.params.runId, req.body, log);
         return await reply.code(answer.statusCode).send(answer.body);
       } catch (err) {

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { RunStatus } from '@agent-saga/core';
+import { RunStatus, stagePivot } from '@agent-saga/core';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
 import { errorBody, pivotAnswer, pivotBody, runIdParams } from '../schemas.js';
-import { stagePivot } from '../stage-pivot.js';
+import { parsePivotCommit } from '../stage-pivot.js';
 
 /** The pivot: one proposal of every commit step, for one person's approval. Agent or operator tokens. */
 export const pivotRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps }) => {
@@ -26,11 +26,12 @@ export const pivotRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { dep
     },
     async (req, reply) => {
       const p = principalOf(req);
+      const commit = parsePivotCommit(deps.registry, req.body.commit);
       const { approval } = await deps.db.transaction().execute((trx) =>
         stagePivot(trx, {
           tenantId: p.tenantId,
           runId: req.params.runId,
-          commit: req.body.commit,
+          commit,
           summary: req.body.summary,
           actor: p.actor,
           registry: deps.registry,

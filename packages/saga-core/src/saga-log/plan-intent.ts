@@ -1,15 +1,11 @@
-import {
-  compensationKey,
-  payloadHash,
-  StepStatus,
-  stepKey,
-  ToolClass,
-  ToolDefinitionError,
-  type AnyTool,
-  type Logger,
-  type StoredCompensation,
-  type ToolRegistry,
-} from '@agent-saga/core';
+import { payloadHash } from '../canonical-json.js';
+import type { StoredCompensation } from '../db/schema.js';
+import { ToolDefinitionError } from '../errors.js';
+import { compensationKey, stepKey } from '../idempotency-key.js';
+import type { Logger } from '../logger.js';
+import { StepStatus, ToolClass } from '../statuses.js';
+import type { AnyTool } from '../tools/define-tool.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 
 /** Everything about a new step that is decided before its row is written. */
 export interface IntentPlan {

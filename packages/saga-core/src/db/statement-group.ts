@@ -1,6 +1,7 @@
 /**
- * Groups the same write of concurrent jobs of one executor process into one statement, so N claims (or N
- * outcome records) cost one round trip and one commit instead of N: group commit, done by the client.
+ * Groups the same write of concurrent jobs of one process into one statement, so N claims (or N outcome
+ * records) cost one round trip and one commit instead of N: group commit, done by the client. Used by the
+ * executor (claims, outcomes), the API (intake, reads, deliveries) and the compensator (its reads and writes).
  *
  * How a group forms: an item that arrives while no group of this kind is in flight is sent on the next turn
  * of the event loop (`setImmediate`, so the jobs that became ready in the same turn join it; unloaded, that

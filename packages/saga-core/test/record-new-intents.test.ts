@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import {
+  createRun,
+  payloadHash,
+  recordIntent,
+  recordNewIntents,
+  stepKey,
+  StepStatus,
+  type NewIntent,
+} from '@agent-saga/core';
+import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await createTestEnv('newintents');
+});
+afterAll(async () => env?.close());
+
+const GRACE_MS = 2_000;
+
+function intent(
+  runId: string,
+  stepIdx: number,
+  args: Record<string, unknown> = { orderId: runId },
+): NewIntent {
+  const key = stepKey(runId, stepIdx, 'create_ticket');
+  return {
+    runId,
+    stepIdx,
+    tenantId: 'acme',
+    tool: 'create_ticket',
+    toolClass: 'compensatable',
+    toolVersion: 1,
+    idempotencyKey: key,
+    args,
+    payloadHash: payloadHash('create_ticket', args),
+    compensation: { tool: 'close_ticket', toolVersion: 1, args: { ref: 'x' }, key: `${key}:c` },
+    correction: null,
+    audience: ['support_team'],
+    dependsOn: stepIdx > 0 ? [0] : null,
+  };
+}
+
+const newRun = (runId: string, tenantId = 'acme') => createRun(env.db, { runId, tenantId, metadata: {} });
+
+async function written(runId: string) {
+  const steps = await env.db.selectFrom('saga_log').selectAll().where('run_id', '=', runId).execute();
+  const events = await env.db
+    .selectFrom('step_events')
+    .select(['step_idx', 'kind', 'from_status', 'to_status', 'cause', 'detail'])
+    .where('run_id', '=', runId)
+    .where('step_idx', 'is not', null)
+    .execute();
+  const outbox = await env.db
+    .selectFrom('outbox')
+    .select(['step_idx', 'topic', 'job_id', 'payload', 'idempotency_key'])
+    .select(sql<boolean>`relay_after > now() + interval '1 second'`.as('held'))
+    .where('run_id', '=', runId)
+    .execute();
+  return { steps, events, outbox };
+}
+
+describe('recordNewIntents (the grouped intake)', () => {
+  it('writes for each step exactly what recordIntent writes: the row, its event and its outbox message', async () => {
+    await newRun('ni-ref');
+    await newRun('ni-new');
+    const ref = intent('ni-ref', 0);
+    await env.db.transaction().execute((trx) =>
+      recordIntent(trx, {
+        ...ref,
+        status: StepStatus.INTENDED,
+        schema: env.schema,
+        notifyRelay: false,
+        relayGraceMs: GRACE_MS,
+      }),
+    );
+    const [row] = await recordNewIntents(env.db, [intent('ni-new', 0)], GRACE_MS);
+    expect(row).toMatchObject({ run_id: 'ni-new', step_idx: 0, status: 'INTENDED' });
+
+    const a = await written('ni-ref');
+    const b = await written('ni-new');
+    const comparable = (s: Record<string, unknown>) => {
+      const { run_id: _r, idempotency_key: _k, created_at: _c, updated_at: _u, ...rest } = s;
+      return { ...rest, compensation: { ...(rest.compensation as object), key: 'k' }, payload_hash: 'h' };
+    };
+    expect(comparable(b.steps[0]!)).toEqual(comparable({ ...a.steps[0]!, args: { orderId: 'ni-new' } }));
+    expect(b.steps[0]!.audience).toEqual(['support_team']);
+    expect(b.events).toEqual([{ ...a.events[0]!, detail: { args: { orderId: 'ni-new' } } }]);
+    expect(b.outbox).toEqual([
+      {
+        ...a.outbox[0]!,
+        job_id: stepKey('ni-new', 0, 'create_ticket'),
+        idempotency_key: stepKey('ni-new', 0, 'create_ticket'),
+        payload: {
+          ...(a.outbox[0]!.payload as object),
+          runId: 'ni-new',
+          key: stepKey('ni-new', 0, 'create_ticket'),
+        },
+      },
+    ]);
+    expect(b.outbox[0]!.held).toBe(true);
+  });
+
+  it('writes nothing for a step whose expectation fails, and the rest of the group still commits', async () => {
+    for (const r of ['ni-ok-1', 'ni-taken', 'ni-unwinding', 'ni-pivot', 'ni-unknown', 'ni-ok-2'])
+      await newRun(r);
+    await newRun('ni-other-tenant', 'globex');
+    await recordNewIntents(env.db, [intent('ni-taken', 0), intent('ni-unknown', 0)], GRACE_MS);
+    await sql`UPDATE runs SET status = 'COMPENSATING' WHERE run_id = 'ni-unwinding'`.execute(env.db);
+    await sql`UPDATE runs SET pivot_idx = 3 WHERE run_id = 'ni-pivot'`.execute(env.db);
+    await sql`UPDATE saga_log SET status = 'UNKNOWN' WHERE run_id = 'ni-unknown'`.execute(env.db);
+
+    const out = await recordNewIntents(
+      env.db,
+      [
+        intent('ni-ok-1', 0),
+        intent('ni-taken', 0, { orderId: 'reworded' }), // a row is there already
+        intent('ni-unwinding', 0),
+        intent('ni-pivot', 0),
+        intent('ni-unknown', 1), // step 0 is UNKNOWN
+        intent('ni-other-tenant', 0), // the run is another tenant's
+        intent('ni-missing', 0), // no such run
+        intent('ni-ok-2', 4),
+      ],
+      GRACE_MS,
+    );
+    expect(out.map((r) => r && `${r.run_id}/${r.step_idx}`)).toEqual([
+      'ni-ok-1/0',
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      'ni-ok-2/4',
+    ]);
+    for (const r of ['ni-unwinding', 'ni-pivot', 'ni-other-tenant', 'ni-missing'])
+      expect(await written(r)).toEqual({ steps: [], events: [], outbox: [] });
+    const taken = await written('ni-taken');
+    expect(taken.steps.map((s) => s.args)).toEqual([{ orderId: 'ni-taken' }]);
+    expect(taken.outbox).toHaveLength(1);
+    expect((await written('ni-unknown')).steps.map((s) => s.step_idx)).toEqual([0]);
+  });
+
+  it('writes one step once when a group holds it twice, answering only the item it wrote', async () => {
+    await newRun('ni-twice');
+    const out = await recordNewIntents(
+      env.db,
+      [intent('ni-twice', 0, { orderId: 'first' }), intent('ni-twice', 0, { orderId: 'second' })],
+      GRACE_MS,
+    );
+    const w = await written('ni-twice');
+    expect(w.steps).toHaveLength(1);
+    expect(w.outbox).toHaveLength(1);
+    expect(w.events).toHaveLength(1);
+    const answered = out.filter((r) => r !== null);
+    expect(answered).toHaveLength(1);
+    expect(answered[0]!.args).toEqual(w.steps[0]!.args);
+  });
+
+  it('waits for a transaction holding the run, and writes nothing once it committed an unwind', async () => {
+    await newRun('ni-race-commit');
+    await newRun('ni-race-rollback');
+    for (const [runId, outcome] of [
+      ['ni-race-commit', 'commit'],
+      ['ni-race-rollback', 'rollback'],
+    ] as const) {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const unwind = env.db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`UPDATE runs SET status = 'COMPENSATING' WHERE run_id = ${runId}`.execute(trx);
+          locked();
+          await released;
+          if (outcome === 'rollback') throw new Error('rolled back');
+        })
+        .catch(() => undefined);
+      await isLocked;
+      let settled = false;
+      const intake = recordNewIntents(env.db, [intent(runId, 0)], GRACE_MS).finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false); // it waits on the run's lock
+      release();
+      await unwind;
+      const [row] = await intake;
+      if (outcome === 'commit') {
+        expect(row).toBeNull();
+        expect(await written(runId)).toEqual({ steps: [], events: [], outbox: [] });
+      } else {
+        expect(row).toMatchObject({ run_id: runId, status: 'INTENDED' });
+        expect((await written(runId)).outbox).toHaveLength(1);
+      }
+    }
+  });
+});

@@ -1,6 +1,58 @@
-// Type-aware lint (see shared STYLE.md, habit 12).
+// Type-aware lint (see shared STYLE.md, habit 12) and the boundaries between packages (habit: "boundaries are
+// checked by a machine").
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import noImportCycle from './eslint-rules/no-import-cycle.js';
+
+/** Every folder under services/, read here so that a new service is fenced in without an edit. */
+const SERVICES = readdirSync(`${import.meta.dirname}/services`, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+
+/** The source folders the boundary rules watch: what ships (and the sandbox, a service like the others). */
+const SRC = ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts'];
+
+/**
+ * Production code: every package's and service's src, except the sandbox (a stand-in for the vendors, used by
+ * tests and demos) and core's `testing` entry point (`@agent-saga/core/testing`, a test helper itself).
+ */
+const PRODUCTION = [
+  'packages/{cli,client,connectors}/src/**',
+  'packages/saga-core/src/*.ts',
+  'packages/saga-core/src/!(testing)/**',
+  ...SERVICES.filter((s) => s !== 'sandbox').map((s) => `services/${s}/src/**`),
+];
+
+/**
+ * Which folder may import which, checked on resolved paths (so `@agent-saga/dispatcher` and
+ * `../../dispatcher/src/…` are the same import). Each zone forbids its `target` files to import `from`.
+ */
+const ZONES = [
+  ...SERVICES.map((s) => ({
+    target: `services/${s}/src`,
+    from: SERVICES.filter((o) => o !== s).map((o) => `services/${o}`),
+    message: 'Services never import one another: what two services share lives in @agent-saga/core.',
+  })),
+  {
+    target: 'packages/saga-core/src',
+    from: ['services', 'packages/connectors', 'packages/cli', 'packages/client'],
+    message: 'Core imports no service and no connector: they depend on it, never the other way round.',
+  },
+  {
+    target: PRODUCTION,
+    from: ['services/sandbox/**'],
+    message:
+      'Production code never imports the sandbox: it is a stand-in for the vendors, for tests and demos.',
+  },
+  {
+    target: PRODUCTION,
+    from: ['test/**', 'packages/*/test/**', 'services/*/test/**', 'packages/saga-core/src/testing/**'],
+    message: 'Production code never imports test helpers (test/, */test/, @agent-saga/core/testing).',
+  },
+];
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**'] },
@@ -34,6 +86,20 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    files: SRC,
+    plugins: { 'import-x': importX, local: { rules: { 'no-import-cycle': noImportCycle } } },
+    settings: {
+      // Resolves as tsc does: NodeNext `.js` specifiers to `.ts` files, workspace packages through `exports`.
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({ project: `${import.meta.dirname}/tsconfig.json` }),
+      ],
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: ZONES }],
+      'local/no-import-cycle': 'error',
     },
   },
   {

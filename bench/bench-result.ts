@@ -3,6 +3,7 @@ import type { LatencySummary } from './latency-summary.js';
 import type { MachineInfo } from './machine-info.js';
 import type { PerCallCosts } from './per-call-costs.js';
 import type { PeerResult } from './peers/measure-peer.js';
+import type { ProcessMemory } from './role-memory.js';
 import type { SagaLogLatency } from './saga-log-latency.js';
 import type { SideBySideRow } from './side-by-side.js';
 import type { SweepCost } from './sweep-cost.js';
@@ -34,6 +35,8 @@ export interface BenchResult {
     readonly pg: PerCallCosts;
     /** CPU seconds by process over the measured window (drain included). */
     readonly cpu: CpuUsage;
+    /** Each role's resident memory right after the window, and its peak (role-memory.ts). */
+    readonly roleMemory: Readonly<Record<string, ProcessMemory>>;
   };
   /** Bare BullMQ add-and-process with one INSERT per job, same concurrency and duration. */
   readonly baseline: {

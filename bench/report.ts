@@ -107,6 +107,7 @@ export function formatReport(r: BenchResult): string {
     ),
   );
   out.push(cpuTable(r));
+  out.push(memoryTable(r));
   out.push(
     table(
       'Targets (issues 2 and 10; printed, not asserted)',
@@ -169,6 +170,16 @@ function sideBySideTable(r: BenchResult): string {
 }
 
 /** CPU per call by process over each sustained window, and how busy the machine's cores were. */
+function memoryTable(r: BenchResult): string {
+  const m = Object.entries(r.sustained.roleMemory);
+  if (m.length === 0) return '\nMemory by role: /proc not available on this machine';
+  return table(
+    'Resident memory of each role right after the sustained window, and its peak (MiB)',
+    ['role', 'RSS', 'peak (VmHWM)'],
+    m.map(([name, v]) => [name, v.rssMiB.toFixed(0), v.peakMiB.toFixed(0)]),
+  );
+}
+
 function cpuTable(r: BenchResult): string {
   const s = r.sustained;
   const b = r.baseline;

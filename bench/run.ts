@@ -26,6 +26,7 @@ import { startBullmqBaseline, type BullmqBaseline } from './bullmq-baseline.js';
 import { Queue } from './bullmq.js';
 import { runClosedLoop } from './closed-loop-load.js';
 import { cpuUsage, readCpu, type CpuSnapshot } from './cpu-usage.js';
+import { readRoleMemory } from './role-memory.js';
 import { startDispatcherRoles, type DispatcherRoles } from './dispatcher-roles.js';
 import { machineInfo } from './machine-info.js';
 import { perCallCosts } from './per-call-costs.js';
@@ -122,6 +123,9 @@ async function main(config: BenchConfig): Promise<BenchResult> {
       },
     });
     const sagaCpu = cpuUsage(sagaCpuBefore!, await readCpu(sagaPids), machine.cores);
+    const roleMemory = await readRoleMemory(
+      Object.fromEntries(roles.children.map((c) => [c.name, c.child.pid])),
+    );
     await sleep(config.BENCH_STATS_SETTLE_MS);
     const sagaAfter = await readPgCounters(db, schema);
     const loadLog = await sagaLogLatency(db, load.values);
@@ -194,6 +198,7 @@ async function main(config: BenchConfig): Promise<BenchResult> {
         .reduce((sum, [, secs]) => sum + secs, 0) *
         1000) /
       sagaPg.calls;
+    const maxPeakMiB = Math.max(0, ...Object.values(roleMemory).map((m) => m.peakMiB));
     const table = sideBySide({
       saga: {
         name: 'agent-saga (HTTP API, 50 in flight)',
@@ -244,6 +249,7 @@ async function main(config: BenchConfig): Promise<BenchResult> {
         runsCreatedOnTheFly: loadLanes.runsCreatedOnTheFly,
         pg: sagaPg,
         cpu: sagaCpu,
+        roleMemory,
       },
       baseline: {
         windowSeconds: base.windowMs / 1000,
@@ -320,6 +326,13 @@ async function main(config: BenchConfig): Promise<BenchResult> {
           sagaCpuPerCall,
           'ms',
           sagaCpuPerCall <= 2,
+        ),
+        target(
+          'peak RSS of the largest role (api, relay, executor)',
+          '≤ 150 MB',
+          maxPeakMiB,
+          'MiB',
+          maxPeakMiB <= 150,
         ),
         target('unloaded intent → CONFIRMED p50', '≤ 3 ms', unloadedLog.p50, 'ms', unloadedLog.p50 <= 3),
         target('unloaded client call p50', '≤ 8 ms', seq.latency.p50, 'ms', seq.latency.p50 <= 8),

@@ -18,9 +18,9 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, ToolOutcomeUnknown, type RunView } from '@agent-saga/client';
-import { CrashPoint } from '@agent-saga/core';
+import { CrashPoint, executeJobSchema } from '@agent-saga/core';
 import { bullmqConnection } from '@agent-saga/core';
-import { createExecuteQueue, executeJobSchema } from '@agent-saga/dispatcher';
+import { createExecuteQueue } from '@agent-saga/dispatcher';
 import { UNWIND_QUEUE, unwindJobId } from '../services/compensator/src/index.js';
 import { waitFor } from './fixtures/dispatcher-processes.js';
 import {

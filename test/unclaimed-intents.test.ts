@@ -17,9 +17,10 @@ import {
   republishUnclaimedIntents,
   StepEventKind,
   StepStatus,
+  type ExecuteJob,
 } from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
-import { createExecuteQueue, publishExecute, type ExecuteJob } from '@agent-saga/dispatcher';
+import { createExecuteQueue, publishExecute } from '@agent-saga/dispatcher';
 import { createFixtureTestEnv } from './fixtures/fixture-test-env.js';
 import { effectsFor } from './fixtures/effect-tools.js';
 import {

@@ -1,4 +1,4 @@
-import { CallStatus, callResponseSchema, type CallOutcome } from './call-outcome.js';
+import { CallStatus, callResponseSchema } from './call-outcome.js';
 import { ToolOutcomeUnknown } from './errors.js';
 import { requestJson, withQuery, type Transport } from './http.js';
 import { sendWithFetch, sendWithUndici } from './send-request.js';
@@ -12,10 +12,10 @@ import {
   runViewSchema,
   type RunPolicy,
   type RunSummary,
-  type RunView,
   type StepEvent,
 } from './run-view.js';
 import type { RunStatus } from './statuses.js';
+import { MAX_WAIT_MS, type StepMethods } from './step-methods.js';
 
 export interface SagaClientOptions {
   /** The dispatcher's base URL; a path prefix (behind a proxy) is kept. */
@@ -63,38 +63,15 @@ export interface CreatedRun {
   readonly created: boolean;
 }
 
-export interface CallOptions {
-  /** The step's index in the run, from the caller's own count of the run's steps (see {@link RunHandle}). */
-  readonly stepIdx: number;
-  /** How long the dispatcher may wait for the step to settle before answering INTENDED (≤ 60 000 ms). */
-  readonly waitMs?: number;
-}
-
-/** Longest `waitMs` the dispatcher accepts; checked here so that a wrong value fails before a request. */
-export const MAX_WAIT_MS = 60_000;
-
 /**
  * The dispatcher as an agent backend and an operator see it. Which calls a token may make depends on its
  * role: agent tokens call tools, unwind and propose pivots; only operator tokens decide approvals, resolve
  * cases and send corrections (an agent token gets `ForbiddenError`, 403). Reads are open to both.
  */
-export interface SagaClient extends ReviewMethods {
+export interface SagaClient extends ReviewMethods, StepMethods {
   createRun(input?: CreateRunInput): Promise<CreatedRun>;
   /** The tenant's runs, newest first, with counts of what waits for a person. */
   listRuns(query?: ListRunsQuery): Promise<readonly RunSummary[]>;
-  /**
-   * Calls a tool as step `stepIdx` of the run. Resolves to the outcome, FAILED included (the real system
-   * said no; nothing happened). Throws {@link ToolOutcomeUnknown} when the outcome is unknown, and a
-   * `SagaApiError` subclass when the dispatcher refuses the call.
-   */
-  call(
-    runId: string,
-    tool: string,
-    args: Readonly<Record<string, unknown>>,
-    options: CallOptions,
-  ): Promise<CallOutcome>;
-  /** The run and all its steps, from the log. */
-  getRun(runId: string): Promise<RunView>;
   /** Every transition, attempt, retry and lookup of the run's steps. */
   getEvents(runId: string): Promise<readonly StepEvent[]>;
   /**

@@ -1,12 +1,10 @@
 // The public surface of @agent-saga/client. Named exports only: what is not here is internal.
 export {
   createSagaClient,
-  MAX_WAIT_MS,
   type SagaClient,
   type SagaClientOptions,
   type CreateRunInput,
   type CreatedRun,
-  type CallOptions,
   type RunStatusAnswer,
   type ListRunsQuery,
   type CommitStep,
@@ -21,6 +19,7 @@ export type {
   CorrectionEditInput,
   CorrectionDismissInput,
 } from './review-methods.js';
+export { MAX_WAIT_MS, type CallOptions, type StepMethods } from './step-methods.js';
 export { createRunHandle, OPEN_LOG_STATUSES, type RunHandle, type OpenStep } from './run-handle.js';
 export {
   CallStatus,

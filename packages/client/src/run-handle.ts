@@ -6,7 +6,7 @@ import {
   ToolOutcomeUnknown,
   UnexpectedResponseError,
 } from './errors.js';
-import type { SagaClient } from './create-saga-client.js';
+import type { StepMethods } from './step-methods.js';
 
 /**
  * A run as an agent loop sees it: `call(tool, args)` without step indices. The handle owns the count of
@@ -65,7 +65,7 @@ export const OPEN_LOG_STATUSES: readonly string[] = [
   'MANUAL_INTERVENTION',
 ];
 
-export function createRunHandle(client: Pick<SagaClient, 'call' | 'getRun'>, runId: string): RunHandle {
+export function createRunHandle(client: StepMethods, runId: string): RunHandle {
   let next: number | undefined;
   let open: OpenStep[] = [];
   const inFlight = new Set<number>();

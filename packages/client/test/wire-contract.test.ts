@@ -20,6 +20,7 @@ import {
 } from '@agent-saga/core';
 import * as client from '@agent-saga/client';
 import { ApiErrorCode, CallStatus, OPEN_LOG_STATUSES, SETTLED_CALL_STATUSES } from '@agent-saga/client';
+import { errorClassFor } from '../src/errors.js';
 
 /**
  * The client does not import core at run time (an agent backend should not pull in Postgres drivers), so
@@ -58,6 +59,34 @@ describe('the client wire constants agree with @agent-saga/core', () => {
       new core.InvalidCorrectionTransitionError('c', 'sent', 'open').code,
     ];
     for (const code of coreCodes) expect(codes).toContain(code);
+  });
+
+  it('each core refusal carries the status the client expects its code with', () => {
+    // [core error, the client class an answer with the error's own status and code becomes]
+    const refusals: readonly [core.SagaError, abstract new (...a: never[]) => client.SagaApiError][] = [
+      [new InvalidArgsError('f', 'm'), client.InvalidRequestError],
+      [new ToolNotRegisteredError('t'), client.InvalidRequestError],
+      [new NotFoundError('m'), client.NotFoundError],
+      [new ForbiddenError('m'), client.ForbiddenError],
+      [new StepConflictError(0, 't', 'm'), client.ConflictError],
+      [new StepUnresolvedError(0, 'm'), client.ConflictError],
+      [new IdempotencyMismatchError(0, ['f']), client.ConflictError],
+      [new RunNotRunningError('r', 'COMPLETED'), client.RunNotRunningError],
+      [new PivotRequiredError('t', 'why'), client.PivotRequiredError],
+      [new PivotStagedError('r', null), client.ConflictError],
+      [new ApprovalHashMismatchError('a', 'h'), client.ApprovalHashMismatchError],
+      [new ApprovalDecidedError('a', 'approved'), client.ApprovalDecidedError],
+      [new ApprovalExpiredError('a', new Date()), client.ApprovalExpiredError],
+      [new CaseActionError('c', 'm'), client.CaseActionRefusedError],
+      [new core.CorrectionSendingError('c', 'sending'), client.CorrectionSendingError],
+      [new core.InvalidCorrectionTransitionError('c', 'sent', 'open'), client.ConflictError],
+      [new core.ClientError('m'), client.InvalidRequestError],
+    ];
+    for (const [err, expected] of refusals)
+      expect(errorClassFor(err.httpStatus, err.code), `${err.name} ${err.httpStatus}`).toBe(expected);
+    // A harness failure is never answered as a refusal: it is a 500 the client retries.
+    expect(new core.InvalidTransitionError('r', 0, 'CONFIRMED', 'FAILED').httpStatus).toBe(500);
+    expect(errorClassFor(500, 'INTERNAL')).toBe(client.ServiceUnavailableError);
   });
 
   // Each client object against the core object it mirrors (the client's CaseStatus is core's ReviewStatus).

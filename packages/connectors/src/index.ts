@@ -9,14 +9,15 @@ export {
 } from './stripe/stripe-config.js';
 export { createStripeTools, type StripeTools } from './stripe/create-stripe-tools.js';
 export { classifyStripeError } from './stripe/classify-stripe-error.js';
-export { VendorIdempotencyMismatchError, StripeOutcomeUnknownError } from './stripe/stripe-errors.js';
+export { StripeOutcomeUnknownError } from './stripe/stripe-errors.js';
 // --- HTTP error classification for the plain-fetch vendors (Jira, email, shipping) ---
 export { classifyHttpFailure, type HttpFailure } from './http/classify-http-failure.js';
+export { HttpOutcomeUnknownError, type VendorErrorDetails } from './http/http-errors.js';
+// --- the one error of a key the vendor saw with another request (every connector) ---
 export {
-  HttpOutcomeUnknownError,
-  HttpIdempotencyMismatchError,
-  type VendorErrorDetails,
-} from './http/http-errors.js';
+  VendorIdempotencyMismatchError,
+  type VendorIdempotencyMismatchFacts,
+} from './vendor-idempotency-mismatch-error.js';
 // --- Jira ---
 export { jiraConfigFromEnv, DEFAULT_JIRA_LOOKUP_LAG_MS, type JiraConfig } from './jira/jira-config.js';
 export { createJiraTools } from './jira/jira-tools.js';

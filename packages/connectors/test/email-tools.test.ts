@@ -16,7 +16,7 @@ import {
   createShippingTools,
   DEFAULT_EMAIL_TEMPLATES,
   emailConfigFromEnv,
-  HttpIdempotencyMismatchError,
+  VendorIdempotencyMismatchError,
   jiraConfigFromEnv,
   shippingConfigFromEnv,
   type EmailConfig,
@@ -195,7 +195,7 @@ describe('email connector against the sandbox', () => {
     const mismatch = await rejectionOf(
       call('send_email', { ...refundMail, vars: { ...refundMail.vars, amount: 5000 } }, ctx),
     );
-    expect(mismatch).toBeInstanceOf(HttpIdempotencyMismatchError);
+    expect(mismatch).toBeInstanceOf(VendorIdempotencyMismatchError);
     expect(classifyToolError(mismatch)).toMatchObject({
       status: StepStatus.UNKNOWN,
       error: { code: 'VENDOR_IDEMPOTENCY_MISMATCH', vendorCode: 'invalid_idempotent_request' },

@@ -1,6 +1,6 @@
 import { ClientError, classifyToolError, OutcomeUnknownError, StepStatus } from '@agent-saga/core';
 import { describe, expect, it } from 'vitest';
-import { classifyHttpFailure, HttpIdempotencyMismatchError } from '../src/index.js';
+import { classifyHttpFailure, VendorIdempotencyMismatchError } from '../src/index.js';
 
 const response = (status: number, body: unknown) =>
   classifyHttpFailure({ kind: 'response', vendor: 'v', status, body });
@@ -43,7 +43,7 @@ describe('classifyHttpFailure', () => {
     [{ statusCode: 409, name: 'invalid_idempotent_request', message: '' }, 'invalid_idempotent_request'],
   ])('409 "same key, other body" is VENDOR_IDEMPOTENCY_MISMATCH', (body, vendorCode) => {
     const err = response(409, body);
-    expect(err).toBeInstanceOf(HttpIdempotencyMismatchError);
+    expect(err).toBeInstanceOf(VendorIdempotencyMismatchError);
     expect(classifyToolError(err)).toMatchObject({
       status: StepStatus.UNKNOWN,
       error: { code: 'VENDOR_IDEMPOTENCY_MISMATCH', status: 409, vendorCode },

@@ -9,7 +9,7 @@ import {
 } from '@agent-saga/core';
 import { startSandbox, type RunningSandbox } from '@agent-saga/sandbox';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createShippingTools, HttpIdempotencyMismatchError, shippingConfigFromEnv } from '../src/index.js';
+import { createShippingTools, VendorIdempotencyMismatchError, shippingConfigFromEnv } from '../src/index.js';
 import { rejectionOf, sleep, stepContext, toolNamed } from './support/http-connector-kit.js';
 
 let sandbox: RunningSandbox;
@@ -141,7 +141,7 @@ describe('shipping connector against the sandbox', () => {
     const ctx = stepContext('reship');
     await call('reship', reshipArgs, ctx);
     const err = await rejectionOf(call('reship', { ...reshipArgs, reason: 'reworded' }, ctx));
-    expect(err).toBeInstanceOf(HttpIdempotencyMismatchError);
+    expect(err).toBeInstanceOf(VendorIdempotencyMismatchError);
     expect(err).not.toBeInstanceOf(ClientError);
     expect(classifyToolError(err)).toMatchObject({
       status: StepStatus.UNKNOWN,

@@ -17,6 +17,10 @@ import { CompensationStatus } from './statuses.js';
  *   within the attempt budget) or compensated (a lookup found it done after all). Past the budget it stays
  *   failed and the run needs a person.
  * - compensated, skipped: final.
+ *
+ * One row moves by `transitionCompensation`; the compensator's set-based statements (claim, outcome) take
+ * their sources from {@link allowedCompensationSources}; all of them write the mirror on `saga_log` with
+ * `mirrorCompensationStatus`.
  */
 export const COMPENSATION_TRANSITIONS = {
   [CompensationStatus.PENDING]: [],
@@ -40,6 +44,7 @@ export const COMPENSATION_TRANSITIONS = {
   [CompensationStatus.SKIPPED]: [CompensationStatus.PENDING],
 } as const satisfies Record<CompensationStatus, readonly CompensationStatus[]>;
 
+/** The only statuses a compensation may move to `to` from: the rule every move, single or set-based, uses. */
 export function allowedCompensationSources(to: CompensationStatus): readonly CompensationStatus[] {
   return COMPENSATION_TRANSITIONS[to];
 }

@@ -1,21 +1,42 @@
+import { ErrorCode } from './error-code.js';
+
 /**
- * Errors say what the runtime must do. Each has a stable `code` that the HTTP layer and the client use.
+ * Errors say what the runtime must do. Each has a stable `code` from {@link ErrorCode} that the HTTP layer
+ * and the client use, and the HTTP status an API answer gives it (`httpStatus`).
  *
  * - {@link ClientError}: the real system said no; nothing happened. The step is FAILED.
  * - {@link OutcomeUnknownError}: it may have happened. The step is UNKNOWN until a lookup decides.
  * - Everything else is a harness error: refuse the request, change nothing.
  */
 export abstract class SagaError extends Error {
-  abstract readonly code: string;
+  abstract readonly code: ErrorCode;
+  /**
+   * The status of the API's answer when this error reaches a request: a refusal's 4xx (or a 502 for a
+   * failure past the harness), answered with `code`, `message` and {@link httpFields}. The default, 500,
+   * is the harness's own failure: answered `INTERNAL` with the message hidden (it may name internals).
+   * Named `httpStatus`, not `status`: `classifyToolError` stores an error's numeric `status` as the
+   * vendor's, and several errors carry a domain `status` (an approval's, a run's).
+   */
+  readonly httpStatus: number = 500;
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = new.target.name;
+  }
+
+  /**
+   * What the API's answer carries beside `code` and `message` (`{ error: { code, message, …fields } }`),
+   * part of the wire format `@agent-saga/client` reads. Only a refusal (`httpStatus` not 500) shows it.
+   */
+  httpFields(): Readonly<Record<string, unknown>> {
+    return {};
   }
 }
 
 /** Thrown by a tool when the real system definitively rejected the call: nothing happened. */
 export class ClientError extends SagaError {
-  readonly code: string = 'CLIENT_ERROR';
+  readonly code = ErrorCode.CLIENT_ERROR;
+  /** Answered by the API only for a pure tool: a side-effecting tool's refusal is a FAILED step. */
+  override readonly httpStatus = 422;
   constructor(
     message: string,
     readonly details: { status?: number; vendorCode?: string; [k: string]: unknown } = {},
@@ -23,16 +44,20 @@ export class ClientError extends SagaError {
   ) {
     super(message, options);
   }
+
+  override httpFields() {
+    return { details: this.details };
+  }
 }
 
 /** The call may or may not have taken effect (timeout, 5xx, reset, abort, crash). */
 export class OutcomeUnknownError extends SagaError {
-  readonly code = 'OUTCOME_UNKNOWN';
+  readonly code = ErrorCode.OUTCOME_UNKNOWN;
 }
 
 /** A tool definition is invalid; raised at registration, before anything runs. */
 export class ToolDefinitionError extends SagaError {
-  readonly code = 'TOOL_DEFINITION';
+  readonly code = ErrorCode.TOOL_DEFINITION;
   constructor(
     readonly tool: string,
     readonly field: string,
@@ -43,15 +68,21 @@ export class ToolDefinitionError extends SagaError {
 }
 
 export class ToolNotRegisteredError extends SagaError {
-  readonly code = 'UNKNOWN_TOOL';
+  readonly code = ErrorCode.UNKNOWN_TOOL;
+  override readonly httpStatus = 400;
   constructor(readonly tool: string) {
     super(`tool ${JSON.stringify(tool)} is not registered`);
+  }
+
+  override httpFields() {
+    return { field: 'tool', tool: this.tool };
   }
 }
 
 /** Arguments failed the tool's schema. `field` is the dotted path of the first failing argument. */
 export class InvalidArgsError extends SagaError {
-  readonly code = 'INVALID_ARGS';
+  readonly code = ErrorCode.INVALID_ARGS;
+  override readonly httpStatus = 400;
   constructor(
     readonly field: string,
     message: string,
@@ -59,11 +90,15 @@ export class InvalidArgsError extends SagaError {
   ) {
     super(message);
   }
+
+  override httpFields() {
+    return { field: this.field, issues: this.issues };
+  }
 }
 
 /** A compare-and-set on a step found it in a state that may not move to the target. */
 export class InvalidTransitionError extends SagaError {
-  readonly code = 'INVALID_TRANSITION';
+  readonly code = ErrorCode.INVALID_TRANSITION;
   constructor(
     readonly runId: string,
     readonly stepIdx: number,
@@ -76,7 +111,8 @@ export class InvalidTransitionError extends SagaError {
 
 /** Another tool already holds this step index. */
 export class StepConflictError extends SagaError {
-  readonly code = 'STEP_CONFLICT';
+  readonly code = ErrorCode.STEP_CONFLICT;
+  override readonly httpStatus = 409;
   constructor(
     readonly stepIdx: number,
     readonly existingTool: string,
@@ -84,11 +120,16 @@ export class StepConflictError extends SagaError {
   ) {
     super(message);
   }
+
+  override httpFields() {
+    return { stepIdx: this.stepIdx, existingTool: this.existingTool };
+  }
 }
 
 /** An earlier step is unresolved (or its settled outcome was not yet seen by the caller). */
 export class StepUnresolvedError extends SagaError {
-  readonly code = 'STEP_UNRESOLVED';
+  readonly code = ErrorCode.STEP_UNRESOLVED;
+  override readonly httpStatus = 409;
   constructor(
     readonly stepIdx: number,
     message: string,
@@ -96,11 +137,16 @@ export class StepUnresolvedError extends SagaError {
   ) {
     super(message);
   }
+
+  override httpFields() {
+    return { stepIdx: this.stepIdx, ...(this.outcome ? { outcome: this.outcome } : {}) };
+  }
 }
 
 /** A retry changed an argument that defines the intent (`identity`). */
 export class IdempotencyMismatchError extends SagaError {
-  readonly code = 'IDEMPOTENCY_MISMATCH';
+  readonly code = ErrorCode.IDEMPOTENCY_MISMATCH;
+  override readonly httpStatus = 409;
   constructor(
     readonly stepIdx: number,
     readonly fields: readonly string[],
@@ -110,6 +156,10 @@ export class IdempotencyMismatchError extends SagaError {
         'a retry must describe the same intent; call a new step for a new intent',
     );
   }
+
+  override httpFields() {
+    return { stepIdx: this.stepIdx, fields: this.fields };
+  }
 }
 
 /**
@@ -117,7 +167,8 @@ export class IdempotencyMismatchError extends SagaError {
  * approval the run no longer waits for (`refused` names what, e.g. an approval of an unwound run).
  */
 export class RunNotRunningError extends SagaError {
-  readonly code = 'RUN_NOT_RUNNING';
+  readonly code = ErrorCode.RUN_NOT_RUNNING;
+  override readonly httpStatus = 409;
   constructor(
     readonly runId: string,
     readonly status: string,
@@ -125,15 +176,20 @@ export class RunNotRunningError extends SagaError {
   ) {
     super(`run ${runId} is ${status} and ${refused}`);
   }
+
+  override httpFields() {
+    return { runId: this.runId, runStatus: this.status };
+  }
 }
 
 export class NotFoundError extends SagaError {
-  readonly code = 'NOT_FOUND';
+  readonly code = ErrorCode.NOT_FOUND;
+  override readonly httpStatus = 404;
 }
 
 /** The database was migrated by a version this code does not know, or not migrated at all. */
 export class SchemaVersionMismatchError extends SagaError {
-  readonly code = 'SCHEMA_VERSION_MISMATCH';
+  readonly code = ErrorCode.SCHEMA_VERSION_MISMATCH;
   constructor(
     readonly expected: string,
     readonly found: string | null,
@@ -149,7 +205,7 @@ export class SchemaVersionMismatchError extends SagaError {
 
 /** Configuration from the environment is missing or malformed. */
 export class ConfigError extends SagaError {
-  readonly code = 'CONFIG';
+  readonly code = ErrorCode.CONFIG;
 }
 
 /**
@@ -157,7 +213,7 @@ export class ConfigError extends SagaError {
  * known of the operation: the caller falls back (the outbox keeps the row, a sweep runs again).
  */
 export class WaitTimeoutError extends SagaError {
-  readonly code = 'WAIT_TIMEOUT';
+  readonly code = ErrorCode.WAIT_TIMEOUT;
   constructor(
     readonly what: string,
     readonly timeoutMs: number,
@@ -168,7 +224,7 @@ export class WaitTimeoutError extends SagaError {
 
 /** A compare-and-set on a run found it in a status that may not move to the target. */
 export class InvalidRunTransitionError extends SagaError {
-  readonly code = 'INVALID_RUN_TRANSITION';
+  readonly code = ErrorCode.INVALID_RUN_TRANSITION;
   constructor(
     readonly runId: string,
     readonly from: string | null,
@@ -180,12 +236,14 @@ export class InvalidRunTransitionError extends SagaError {
 
 /** The token's role may not do this (an agent token deciding an approval, resolving a case, …). */
 export class ForbiddenError extends SagaError {
-  readonly code = 'FORBIDDEN';
+  readonly code = ErrorCode.FORBIDDEN;
+  override readonly httpStatus = 403;
 }
 
 /** The run's policy `requirePivot` refuses irreversible calls outside a pivot. */
 export class PivotRequiredError extends SagaError {
-  readonly code = 'PIVOT_REQUIRED';
+  readonly code = ErrorCode.PIVOT_REQUIRED;
+  override readonly httpStatus = 409;
   constructor(
     readonly tool: string,
     why: string,
@@ -195,11 +253,16 @@ export class PivotRequiredError extends SagaError {
         'propose it as a commit step of POST /v1/runs/{runId}/pivot',
     );
   }
+
+  override httpFields() {
+    return { tool: this.tool };
+  }
 }
 
 /** A pivot is approved (or the run moved past it): after the pivot a run only runs its commit steps. */
 export class PivotStagedError extends SagaError {
-  readonly code = 'PIVOT_STAGED';
+  readonly code = ErrorCode.PIVOT_STAGED;
+  override readonly httpStatus = 409;
   constructor(
     readonly runId: string,
     readonly approvalId: string | null,
@@ -209,11 +272,16 @@ export class PivotStagedError extends SagaError {
         'commit steps and accepts no new side-effecting calls or proposals',
     );
   }
+
+  override httpFields() {
+    return { runId: this.runId };
+  }
 }
 
 /** The decision carried a hash of another proposal than the one pending: the proposal changed. */
 export class ApprovalHashMismatchError extends SagaError {
-  readonly code = 'APPROVAL_HASH_MISMATCH';
+  readonly code = ErrorCode.APPROVAL_HASH_MISMATCH;
+  override readonly httpStatus = 409;
   constructor(
     readonly approvalId: string,
     readonly hash: string,
@@ -223,38 +291,57 @@ export class ApprovalHashMismatchError extends SagaError {
         're-read the proposal and decide on what will actually execute',
     );
   }
+
+  override httpFields() {
+    return { approvalId: this.approvalId };
+  }
 }
 
 /** The approval (or correction) was decided already: decisions are single use. */
 export class ApprovalDecidedError extends SagaError {
-  readonly code = 'APPROVAL_DECIDED';
+  readonly code = ErrorCode.APPROVAL_DECIDED;
+  override readonly httpStatus = 409;
   constructor(
     readonly approvalId: string,
     readonly status: string,
   ) {
     super(`${approvalId} is ${status}; a decision is single use`);
   }
+
+  override httpFields() {
+    return { status: this.status };
+  }
 }
 
 /** The approval's deadline passed (its own expiry, or a hold it relies on ran out). */
 export class ApprovalExpiredError extends SagaError {
-  readonly code = 'APPROVAL_EXPIRED';
+  readonly code = ErrorCode.APPROVAL_EXPIRED;
+  override readonly httpStatus = 410;
   constructor(
     readonly approvalId: string,
     readonly expiresAt: Date,
   ) {
     super(`approval ${approvalId} expired at ${expiresAt.toISOString()}; the run needs a new proposal`);
   }
+
+  override httpFields() {
+    return { approvalId: this.approvalId, expiresAt: this.expiresAt.toISOString() };
+  }
 }
 
 /** A case was resolved already, or the action does not fit the case. */
 export class CaseActionError extends SagaError {
-  readonly code = 'CASE_ACTION_REFUSED';
+  readonly code = ErrorCode.CASE_ACTION_REFUSED;
+  override readonly httpStatus = 409;
   constructor(
     readonly caseId: string,
     message: string,
   ) {
     super(`case ${caseId}: ${message}`);
+  }
+
+  override httpFields() {
+    return { caseId: this.caseId };
   }
 }
 
@@ -264,7 +351,8 @@ export class CaseActionError extends SagaError {
  * `believableAt`: when a "not found" will be believed (the lookup lag since the send), when known.
  */
 export class CorrectionSendingError extends SagaError {
-  readonly code = 'CORRECTION_SENDING';
+  readonly code = ErrorCode.CORRECTION_SENDING;
+  override readonly httpStatus = 409;
   constructor(
     readonly correctionId: string,
     readonly status: string,
@@ -275,11 +363,21 @@ export class CorrectionSendingError extends SagaError {
         `lookup by its key${believableAt ? ` (a "not found" is believed from ${believableAt.toISOString()})` : ''}; read it again later`,
     );
   }
+
+  override httpFields() {
+    return {
+      correctionId: this.correctionId,
+      status: this.status,
+      believableAt: this.believableAt?.toISOString() ?? null,
+    };
+  }
 }
 
 /** A compare-and-set on a correction found it in another state than the move allows (it moved meanwhile). */
 export class InvalidCorrectionTransitionError extends SagaError {
-  readonly code = 'INVALID_CORRECTION_TRANSITION';
+  readonly code = ErrorCode.INVALID_CORRECTION_TRANSITION;
+  /** A refusal, unlike the other transitions' errors: the correction moved meanwhile; read it again. */
+  override readonly httpStatus = 409;
   constructor(
     readonly correctionId: string,
     readonly from: string | null,
@@ -287,11 +385,15 @@ export class InvalidCorrectionTransitionError extends SagaError {
   ) {
     super(`correction ${correctionId}: ${from ?? '(missing)'} → ${to} is not a legal transition now`);
   }
+
+  override httpFields() {
+    return { correctionId: this.correctionId, status: this.from };
+  }
 }
 
 /** A compare-and-set on an approval found it in a status that may not move to the target (decided already). */
 export class InvalidApprovalTransitionError extends SagaError {
-  readonly code = 'INVALID_APPROVAL_TRANSITION';
+  readonly code = ErrorCode.INVALID_APPROVAL_TRANSITION;
   constructor(
     readonly approvalId: string,
     readonly from: string | null,
@@ -303,7 +405,7 @@ export class InvalidApprovalTransitionError extends SagaError {
 
 /** A compare-and-set on a case found it in a status that may not move to the target (resolved already). */
 export class InvalidCaseTransitionError extends SagaError {
-  readonly code = 'INVALID_CASE_TRANSITION';
+  readonly code = ErrorCode.INVALID_CASE_TRANSITION;
   constructor(
     readonly caseId: string,
     readonly from: string | null,

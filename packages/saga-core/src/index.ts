@@ -10,6 +10,7 @@ export {
   SETTLED_STEP_STATUSES,
   UNRESOLVED_STEP_STATUSES,
   TERMINAL_RUN_STATUSES,
+  OPEN_RUN_STATUSES,
   valuesOf,
 } from './statuses.js';
 export { STEP_TRANSITIONS, allowedSources, isLegalTransition } from './step-transitions.js';
@@ -29,6 +30,8 @@ export {
   SchemaVersionMismatchError,
   ConfigError,
 } from './errors.js';
+export { ErrorCode } from './error-code.js';
+export { equalJitterBackoffMs } from './equal-jitter-backoff.js';
 export { stepKey, compensationKey } from './idempotency-key.js';
 export { canonicalJson, correctionHash, payloadHash } from './canonical-json.js';
 export { ref, isStepRef, resolveRefs, type StepRef } from './tools/ref.js';
@@ -55,6 +58,7 @@ export {
   pgConnectionConfig,
   stepSettledChannel,
   outboxChannel,
+  unwindChannel,
   SCHEMA_NAME,
   type SagaDb,
   type SagaTrx,
@@ -80,7 +84,17 @@ export {
 export { EXPECTED_SCHEMA_VERSION } from './db/migrations/index.js';
 export { appendStepEvent, appendStepEvents, type StepEventInput } from './saga-log/append-event.js';
 export { transitionStep, notifyStepChanged, type TransitionInput } from './saga-log/transition-step.js';
-export { recordIntent, enqueueExecution, EXECUTE_TOPIC, type IntentInput } from './saga-log/record-intent.js';
+export { recordIntent, type IntentInput } from './saga-log/record-intent.js';
+// --- the outbox and its execute job: one schema and one builder for every writer and reader ---
+export {
+  EXECUTE_TOPIC,
+  executeJobSchema,
+  executeJobId,
+  executeDispatch,
+  type ExecuteJob,
+  type ExecuteDispatch,
+} from './outbox/execute-job.js';
+export { enqueueExecution } from './outbox/enqueue-execution.js';
 export {
   createRun,
   getRun,
@@ -117,13 +131,12 @@ export {
   recordOutcome,
   recordOutcomeSlow,
   LATE_OUTCOME_CAUSE,
-  type StepOutcome,
   type RecordOutcomeInput,
   type RecordOutcomeResult,
 } from './saga-log/record-outcome.js';
+export type { StepOutcome } from './saga-log/step-outcome.js';
 export {
   classifyToolError,
-  ToolErrorCode,
   type StoredToolError,
   type ToolErrorOutcome,
 } from './saga-log/classify-tool-error.js';
@@ -153,18 +166,21 @@ export { dbNowPlus, readDbNow, readDeadline, type DbDeadline } from './db/db-clo
 export {
   checkPrecondition,
   preconditionEvidence,
-  type ForwardEffect,
-  type PreconditionCheck,
-  type PreconditionVerdict,
   type PreconditionObservation,
   type PreconditionTarget,
 } from './tools/check-precondition.js';
+export type { ForwardEffect, PreconditionCheck, PreconditionVerdict } from './tools/define-tool.js';
 export { drainOnSignal, exitOnStartFailure } from './process/drain-on-signal.js';
 export { startMetricsServer, stopMetricsServer, type MetricsSource } from './process/metrics-server.js';
 // --- exports added by the compensator work ---
 export { ReviewStatus } from './statuses.js';
 export { RUN_TRANSITIONS, allowedRunSources } from './run-transitions.js';
 export { COMPENSATION_TRANSITIONS, allowedCompensationSources } from './compensation-transitions.js';
+export {
+  transitionCompensation,
+  type CompensationTransition,
+} from './compensations/transition-compensation.js';
+export { mirrorCompensationStatus } from './compensations/mirror-compensation-status.js';
 export { InvalidRunTransitionError } from './errors.js';
 export { transitionRun, type RunTransitionInput } from './saga-log/transition-run.js';
 export {
@@ -186,12 +202,7 @@ export type {
   CasesTable,
   CaseRow,
 } from './db/schema.js';
-export {
-  requestUnwind,
-  unwindChannel,
-  unwindReasonOf,
-  type UnwindRequest,
-} from './saga-log/request-unwind.js';
+export { requestUnwind, unwindReasonOf, type UnwindRequest } from './saga-log/request-unwind.js';
 export { completeRun } from './saga-log/complete-run.js';
 export { openSagaDb } from './process/open-saga-db.js';
 // --- approvals, the pivot and the operator's decisions (migration 0005) ---
@@ -229,6 +240,7 @@ export {
   type SagaLogGaugesOptions,
 } from './metrics/saga-log-gauges.js';
 export { sagaLogGaugesConfig } from './metrics/saga-log-gauges-config.js';
+export { literals as sqlLiterals } from './metrics/sql-literals.js';
 export { resolveCase, type CaseResolution } from './saga-log/resolve-case.js';
 export { followUpRun, sweepRunFollowUps, type FollowUp } from './run-policy/follow-up-run.js';
 export { ATTEMPTS_PER_EFFECT_BUCKETS } from './metrics/metric-buckets.js';
@@ -330,7 +342,7 @@ export {
   enqueueNextDispatch,
   type NextDispatch,
   type NextDispatchInput,
-} from './saga-log/enqueue-next-dispatch.js';
+} from './outbox/enqueue-next-dispatch.js';
 export { DEFAULT_MAX_REDISPATCHES, redispatchBudgetConfig } from './saga-log/redispatch-budget.js';
 export { type RedispatchSender } from './saga-log/redispatch-step.js';
 // --- nothing irreversible after an unwind; commit steps only within their approval (issue 9, item 3) ---
@@ -344,5 +356,5 @@ export {
 export { runWaitsForApproval } from './approvals/decide-approval.js';
 export { runNotRunningCause } from './saga-log/claim-step.js';
 export { checkCommitDeadline, type CommitDeadline, type LapsedHold } from './approvals/commit-deadline.js';
-export { approvedVersionRefusal, APPROVED_VERSION_CHANGED } from './approvals/approved-version.js';
+export { approvedVersionRefusal } from './approvals/approved-version.js';
 export { confirmedEffectColumns } from './saga-log/confirmed-effect-columns.js';

@@ -74,6 +74,17 @@ export const TERMINAL_RUN_STATUSES = [
 ] as const satisfies readonly RunStatus[];
 
 /**
+ * The run statuses that are not terminal (RUNNING, AWAITING_APPROVAL, COMPENSATING): a run in one of them
+ * still has work or a decision ahead. Derived from {@link TERMINAL_RUN_STATUSES}, so every run status is in
+ * exactly one of the two lists. The predicate of the partial index `runs_open` (which migration 0001 spells
+ * out as it stood; `migrate.test.ts` checks the two agree): its readers (the stuck-run scan, the run gauges)
+ * put these values in their SQL as literals, so the planner can use the index.
+ */
+export const OPEN_RUN_STATUSES: readonly RunStatus[] = Object.values(RunStatus).filter(
+  (s) => !(TERMINAL_RUN_STATUSES as readonly RunStatus[]).includes(s),
+);
+
+/**
  * Run statuses whose forward steps may still be sent: the one rule the executor's claim, a re-dispatch and
  * a held step's decision share. A COMPENSATING or terminal run sends nothing more forward: a step of it that
  * was never claimed is withdrawn (NOT_EXECUTED), an approval of it is refused (RUN_NOT_RUNNING).

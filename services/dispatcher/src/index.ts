@@ -15,13 +15,12 @@ export { UnauthorizedError, BadRequestError, RunIdTakenError } from './api/api-e
 export { createApiMetrics, type ApiMetrics } from './metrics/api-metrics.js';
 // --- relay and executor ---
 export { loadDispatcherConfig, dispatcherConfigSchema, type DispatcherConfig } from './config.js';
+// The execute job's schema and builder are core's (`executeJobSchema`, `executeDispatch`); its queue is here.
 export {
   EXECUTE_QUEUE,
   EXECUTE_JOB_OPTIONS,
-  executeJobSchema,
   createExecuteQueue,
   publishExecute,
-  type ExecuteJob,
 } from './queue/execute-queue.js';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayDeps } from './relay/outbox-relay.js';
 export {
@@ -37,4 +36,3 @@ export {
   type ExecutorWorkerDeps,
 } from './executor/executor-worker.js';
 export { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';
-export { startMetricsServer, stopMetricsServer } from './metrics/metrics-server.js';

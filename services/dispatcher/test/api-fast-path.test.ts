@@ -1,9 +1,9 @@
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepKey } from '@agent-saga/core';
+import { stepKey, executeJobSchema } from '@agent-saga/core';
 import { effectsFor } from '../../../test/fixtures/effect-tools.js';
 import { bullmqConnection } from '@agent-saga/core';
-import { EXECUTE_QUEUE, executeJobSchema } from '../src/queue/execute-queue.js';
+import { EXECUTE_QUEUE } from '../src/queue/execute-queue.js';
 import { call, countRows, executeStep, newRun, startApiHarness, type ApiHarness } from './api-harness.js';
 
 /**

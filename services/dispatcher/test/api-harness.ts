@@ -15,6 +15,7 @@ import {
   type AnyTool,
   type StepRow,
   type ToolEffect,
+  type ExecuteJob,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import type { Queue } from 'bullmq';
@@ -22,7 +23,7 @@ import { buildApi, type ApiApp } from '../src/api/build-api.js';
 import type { SettleWaiter } from '../src/api/settle-waiter.js';
 import { loadDispatcherConfig, type DispatcherConfig } from '../src/config.js';
 import { bullmqConnection } from '@agent-saga/core';
-import { createExecuteQueue, type ExecuteJob } from '../src/queue/execute-queue.js';
+import { createExecuteQueue } from '../src/queue/execute-queue.js';
 import fixtureTools, { installFixtureTables } from '../../../test/fixtures/effect-tools.js';
 
 /** Lag of the `laggy_note` tool's search index: a "not found" within it proves nothing. */

@@ -22,12 +22,13 @@ import {
   type AnyTool,
   type CorrectionRow,
   type ToolRegistry,
+  type ExecuteJob,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import type { Queue } from 'bullmq';
 import { buildApi, type ApiApp } from '../src/api/build-api.js';
 import { loadDispatcherConfig } from '../src/config.js';
-import { createExecuteQueue, type ExecuteJob } from '../src/queue/execute-queue.js';
+import { createExecuteQueue } from '../src/queue/execute-queue.js';
 import fixtureTools from '../../../test/fixtures/effect-tools.js';
 import { createIntent } from '../../../test/fixtures/dispatcher-processes.js';
 

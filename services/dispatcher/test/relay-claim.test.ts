@@ -14,10 +14,11 @@ import {
   createLogger,
   freePort,
   type SagaDb,
+  type ExecuteJob,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { createIntent } from '../../../test/fixtures/dispatcher-processes.js';
-import { createExecuteQueue, type ExecuteJob } from '../src/queue/execute-queue.js';
+import { createExecuteQueue } from '../src/queue/execute-queue.js';
 import { claimOutboxRows } from '../src/relay/claim-outbox-rows.js';
 import { publishOutboxBatch } from '../src/relay/publish-outbox-batch.js';
 

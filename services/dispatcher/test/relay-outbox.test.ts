@@ -13,8 +13,8 @@ import {
   waitFor,
   type RoleProcess,
 } from '../../../test/fixtures/dispatcher-processes.js';
-import { bullmqConnection } from '@agent-saga/core';
-import { createExecuteQueue, type ExecuteJob } from '../src/queue/execute-queue.js';
+import { bullmqConnection, type ExecuteJob } from '@agent-saga/core';
+import { createExecuteQueue } from '../src/queue/execute-queue.js';
 
 let env: TestEnv;
 let queue: Queue<ExecuteJob>;

@@ -25,8 +25,8 @@ export {
   type RetryPolicy,
   type SettleResult,
 } from './reconcile/settle-reconcile.js';
-// The verdict of a reconcile pass is core's one lookup rule (`decideLookupVerdict`, `LookupVerdict`).
-export { backoffMs } from './reconcile/verdict.js';
+// The verdict of a reconcile pass is core's one lookup rule (`decideLookupVerdict`, `LookupVerdict`), and its
+// backoff after a failed lookup core's one backoff (`equalJitterBackoffMs`).
 export { claimReconcilableSteps, type ReconcileClaim } from './sql/claim-reconcilable-steps.js';
 export { findStuckRuns, findStaleOutbox, findUnknownSteps, type LateWork } from './scan/find-stuck-work.js';
 export {

@@ -1,7 +1,6 @@
-/** The pure parts of a reconcile: what lookups prove, how long to back off, how slots are shared. */
+/** The pure parts of a reconcile: what lookups prove, how slots are shared. */
 import { describe, expect, it } from 'vitest';
 import { decideLookupVerdict as decideVerdict, type LookupObservation } from '@agent-saga/core';
-import { backoffMs } from '../src/reconcile/verdict.js';
 import { createSlots } from '../src/reconcile/slots.js';
 
 const at = new Date();
@@ -26,15 +25,6 @@ describe('decideVerdict', () => {
     expect(decideVerdict([absent, failed], { passed: true, believableAt: at }).kind).toBe('lookup-error');
     expect(decideVerdict([failed], undefined).kind).toBe('lookup-error');
     expect(() => decideVerdict([], undefined)).toThrow(RangeError);
-  });
-});
-
-describe('backoffMs', () => {
-  it('doubles from the base, caps at the max, and keeps at least half of each wait', () => {
-    expect([1, 2, 3, 4].map((n) => backoffMs(n, 1_000, 5_000, () => 0))).toEqual([500, 1_000, 2_000, 2_500]);
-    expect([1, 2, 3, 4].map((n) => backoffMs(n, 1_000, 5_000, () => 1))).toEqual([
-      1_000, 2_000, 4_000, 5_000,
-    ]);
   });
 });
 

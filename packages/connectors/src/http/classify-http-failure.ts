@@ -1,5 +1,6 @@
 import { ClientError, type SagaError } from '@agent-saga/core';
-import { HttpIdempotencyMismatchError, HttpOutcomeUnknownError } from './http-errors.js';
+import { VendorIdempotencyMismatchError } from '../vendor-idempotency-mismatch-error.js';
+import { HttpOutcomeUnknownError } from './http-errors.js';
 
 /** What went wrong with one HTTP call to a vendor: an answer other than 2xx, or no answer at all. */
 export type HttpFailure =
@@ -33,7 +34,7 @@ const KEY_MISMATCH_CODES: ReadonlySet<string> = new Set([
  * - A definitive 4xx ({@link DEFINITIVE_STATUSES}) with a JSON error body → {@link ClientError} with
  *   `{ status, vendorCode }`: nothing happened, the step is FAILED. A 4xx whose body is not JSON came from
  *   something in between (a proxy, a load balancer), not from the vendor's validation: unknown.
- * - 409 "same key, other body" → {@link HttpIdempotencyMismatchError} (`VENDOR_IDEMPOTENCY_MISMATCH`).
+ * - 409 "same key, other body" → {@link VendorIdempotencyMismatchError} (`VENDOR_IDEMPOTENCY_MISMATCH`).
  * - Everything else → {@link HttpOutcomeUnknownError}, keeping the status: 409 "in flight" (the first
  *   request may still commit), 408, 425, 5xx (a 504 is often sent after the work was done), and every
  *   transport failure — resets (`ECONNRESET`, undici's `UND_ERR_SOCKET`), refusals, DNS, aborts and timeouts.
@@ -51,7 +52,7 @@ export function classifyHttpFailure(failure: HttpFailure): SagaError {
   const message = `${vendor}: HTTP ${status}${vendorCode ? ` ${vendorCode}` : ''}: ${messageOf(body) ?? 'no error body'}`;
   const details = { vendor, status, ...(vendorCode !== undefined ? { vendorCode } : {}) };
   if (status === 409 && vendorCode !== undefined && KEY_MISMATCH_CODES.has(vendorCode)) {
-    return new HttpIdempotencyMismatchError(message, details);
+    return new VendorIdempotencyMismatchError(message, details);
   }
   if (DEFINITIVE_STATUSES.has(status) && isJsonObject(body)) {
     return new ClientError(message, details);

@@ -1,4 +1,4 @@
-import { OutcomeUnknownError, SagaError } from '@agent-saga/core';
+import { OutcomeUnknownError } from '@agent-saga/core';
 
 /** What the harness knows of a vendor answer that went wrong: its status and the vendor's error code. */
 export interface VendorErrorDetails {
@@ -21,26 +21,6 @@ export class HttpOutcomeUnknownError extends OutcomeUnknownError {
   readonly vendorCode: string | undefined;
   constructor(message: string, details: VendorErrorDetails, options?: ErrorOptions) {
     super(message, options);
-    this.vendor = details.vendor;
-    this.status = details.status;
-    this.vendorCode = details.vendorCode;
-  }
-}
-
-/**
- * The vendor refused our key because it was first used with another request body (shipping's
- * `idempotency_key_mismatch`, Resend's `invalid_idempotent_request`). Not a {@link ClientError}: an effect
- * made under this key by the first request may well exist, so the step is UNKNOWN and its lookup decides.
- * The distinct code makes it loud: the harness sent two different bodies under one key, which is a bug (a
- * tool whose request depends on something other than its arguments) and is never retried blindly.
- */
-export class HttpIdempotencyMismatchError extends SagaError {
-  readonly code = 'VENDOR_IDEMPOTENCY_MISMATCH';
-  readonly vendor: string;
-  readonly status: number | undefined;
-  readonly vendorCode: string | undefined;
-  constructor(message: string, details: VendorErrorDetails) {
-    super(message);
     this.vendor = details.vendor;
     this.status = details.status;
     this.vendorCode = details.vendorCode;

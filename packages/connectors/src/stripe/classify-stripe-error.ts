@@ -1,10 +1,7 @@
 import { ClientError, SagaError, type Logger } from '@agent-saga/core';
 import Stripe from 'stripe';
-import {
-  StripeOutcomeUnknownError,
-  VendorIdempotencyMismatchError,
-  type StripeErrorFacts,
-} from './stripe-errors.js';
+import { VendorIdempotencyMismatchError } from '../vendor-idempotency-mismatch-error.js';
+import { StripeOutcomeUnknownError, type StripeErrorFacts } from './stripe-errors.js';
 
 /**
  * Statuses at which Stripe, answering with its own error body, has definitively refused the request:
@@ -50,7 +47,7 @@ export function classifyStripeError(err: unknown, logger: Logger): SagaError {
     logger.error(log, 'Stripe refused our idempotency key: it was used before with other parameters');
     return new VendorIdempotencyMismatchError(
       `Stripe idempotency_error: this key was already used with other parameters (${err.message})`,
-      { ...facts, vendorCode: facts.vendorCode ?? 'idempotency_error' },
+      { ...facts, vendor: 'stripe', vendorCode: facts.vendorCode ?? 'idempotency_error' },
       { cause: err },
     );
   }

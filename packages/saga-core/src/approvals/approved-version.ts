@@ -1,16 +1,14 @@
 import type { StepRow } from '../db/schema.js';
+import { ErrorCode } from '../error-code.js';
 import { StepStatus } from '../statuses.js';
-import type { StepOutcome } from '../saga-log/record-outcome.js';
-
-/** The stable error code of a step not sent because its tool changed since a person approved it. */
-export const APPROVED_VERSION_CHANGED = 'APPROVED_VERSION_CHANGED';
+import type { StepOutcome } from '../saga-log/step-outcome.js';
 
 /**
  * A step a person approved (a pivot's commit step, a held step: `approval_id` set) runs only with the tool
  * version the approval's hash bound. That version is the row's `tool_version`: the pivot and the hold write
  * the same `tool.version` into the row and into the hash (`proposalHash`), in one transaction. When the
  * registered version differs, nothing is sent: the outcome is FAILED (honest: nothing happened) with
- * {@link APPROVED_VERSION_CHANGED}; after a pivot, the run then stops in MANUAL_INTERVENTION with a case
+ * `ErrorCode.APPROVED_VERSION_CHANGED`; after a pivot, the run then stops in MANUAL_INTERVENTION with a case
  * carrying that error (`advanceCommit`), since it only rolls forward.
  *
  * A step nobody approved keeps today's rule (the stored arguments run if they parse): null here.
@@ -23,7 +21,7 @@ export function approvedVersionRefusal(
   return {
     status: StepStatus.FAILED,
     error: {
-      code: APPROVED_VERSION_CHANGED,
+      code: ErrorCode.APPROVED_VERSION_CHANGED,
       message:
         `approval ${row.approval_id} bound ${row.tool} version ${row.tool_version}; this executor has ` +
         `version ${registeredVersion}; nothing was sent`,

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import type { StepRow } from '../db/schema.js';
 import { StepStatus, ToolClass } from '../statuses.js';
-import { enqueueExecution } from '../saga-log/record-intent.js';
+import { enqueueExecution } from '../outbox/enqueue-execution.js';
 import { transitionStep } from '../saga-log/transition-step.js';
 
 export interface ReleaseInput {

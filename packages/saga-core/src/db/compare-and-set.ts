@@ -57,8 +57,7 @@ type MachineDb = Record<string, AnyMachineRow>;
 
 /**
  * Moves one row of a state machine, in the caller's transaction: the one compare-and-set body that the
- * moves of steps, runs, approvals, cases and corrections are written with (compensations' move fits it
- * too; it still has its own copy, `transition-compensation.ts` in the compensator):
+ * moves of steps, runs, compensations, approvals, cases and corrections are written with:
  *
  * ```sql
  * SELECT status FROM $table WHERE $key FOR UPDATE;

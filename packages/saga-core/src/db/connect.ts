@@ -136,3 +136,11 @@ export function stepSettledChannel(schema: string): string {
 export function outboxChannel(schema: string): string {
   return `saga_outbox_${schema}`;
 }
+
+/**
+ * The NOTIFY channel that wakes compensators when a run is to be unwound (payload: the run id). Sent only
+ * by `wakeCompensators`; listened to by the compensator's worker.
+ */
+export function unwindChannel(schema: string): string {
+  return `saga_unwind_${schema}`;
+}

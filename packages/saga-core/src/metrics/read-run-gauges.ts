@@ -1,12 +1,7 @@
 import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
-import { RunStatus, TERMINAL_RUN_STATUSES, valuesOf } from '../statuses.js';
+import { OPEN_RUN_STATUSES, RunStatus, valuesOf } from '../statuses.js';
 import { literals } from './sql-literals.js';
-
-/** Runs not terminal (RUNNING, AWAITING_APPROVAL, COMPENSATING): the predicate of the index `runs_open`. */
-export const OPEN_RUN_STATUSES: readonly RunStatus[] = valuesOf(RunStatus).filter(
-  (s) => !(TERMINAL_RUN_STATUSES as readonly RunStatus[]).includes(s),
-);
 
 /** Every run of the log, by status. */
 export interface RunTotals {

@@ -48,7 +48,7 @@ export interface ClaimBatchInput {
  * (the caller's group then claims each step alone). A key must appear once per call (the caller dedupes).
  *
  * Returns the claimed rows (match them to requests by `idempotency_key`); a request without a row here was
- * not claimed and nothing was written for it.
+ * not claimed and nothing was written for it. The rule this form keeps with `claimStepSlow`: README.md here.
  */
 export async function claimStepBatch(
   db: SagaDb,

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { SagaDb, SagaTrx } from '../db/connect.js';
 import type { StepRow } from '../db/schema.js';
+import { ErrorCode } from '../error-code.js';
 import { EXECUTING_RUN_STATUSES, StepEventKind, StepStatus, type RunStatus } from '../statuses.js';
 import { appendStepEvent } from './append-event.js';
 import { claimStepBatch, leaseUntil } from './claim-step-batch.js';
@@ -127,7 +128,7 @@ export async function claimStepSlow(db: SagaDb, c: ClaimInput): Promise<ClaimRes
       patch: {
         lease_until: null,
         lease_owner: null,
-        error: JSON.stringify({ code: 'LEASE_EXPIRED', message: LEASE_EXPIRED_CAUSE }),
+        error: JSON.stringify({ code: ErrorCode.LEASE_EXPIRED, message: LEASE_EXPIRED_CAUSE }),
       },
       schema: c.schema,
     });

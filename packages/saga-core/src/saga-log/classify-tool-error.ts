@@ -1,3 +1,4 @@
+import { ErrorCode } from '../error-code.js';
 import { ClientError, SagaError } from '../errors.js';
 import { StepStatus } from '../statuses.js';
 
@@ -15,25 +16,15 @@ export interface ToolErrorOutcome {
   readonly error: StoredToolError;
 }
 
-/** Stable codes for failures the harness itself names. */
-export const ToolErrorCode = {
-  /** The executor's abort signal fired at the tool's timeout. */
-  TIMEOUT: 'TOOL_TIMEOUT',
-  /** The executor was shutting down and aborted the call. */
-  ABORTED: 'TOOL_ABORTED',
-  /** Anything else that escaped the tool: 5xx, reset, unexpected exception. */
-  OUTCOME_UNKNOWN: 'OUTCOME_UNKNOWN',
-  /** The tool returned something that is not a `{ externalRef, result }` effect. */
-  BAD_TOOL_RESULT: 'BAD_TOOL_RESULT',
-} as const;
-
 /**
  * Classifies what escaped a tool by what the runtime must do. Only a {@link ClientError} (the real system
  * said no; nothing happened) is FAILED. Everything else — timeouts, aborts, 5xx, resets, unexpected
  * exceptions — may have taken effect and is UNKNOWN, for the reconciler to resolve by lookup.
  *
  * `reason` tells a timeout or a shutdown abort apart from the tool's own error (the executor knows which of
- * its signals fired; the error a tool throws on abort rarely says).
+ * its signals fired; the error a tool throws on abort rarely says): `TOOL_TIMEOUT`, `TOOL_ABORTED`. A
+ * {@link SagaError} keeps its own code; anything else that escaped the tool (5xx, reset, an unexpected
+ * exception) is `OUTCOME_UNKNOWN`.
  */
 export function classifyToolError(err: unknown, reason?: 'timeout' | 'shutdown'): ToolErrorOutcome {
   if (err instanceof ClientError && reason === undefined) {
@@ -45,12 +36,12 @@ export function classifyToolError(err: unknown, reason?: 'timeout' | 'shutdown')
   const message = err instanceof Error ? err.message : String(err);
   const code =
     reason === 'timeout'
-      ? ToolErrorCode.TIMEOUT
+      ? ErrorCode.TOOL_TIMEOUT
       : reason === 'shutdown'
-        ? ToolErrorCode.ABORTED
+        ? ErrorCode.TOOL_ABORTED
         : err instanceof SagaError
           ? err.code
-          : ToolErrorCode.OUTCOME_UNKNOWN;
+          : ErrorCode.OUTCOME_UNKNOWN;
   return { status: StepStatus.UNKNOWN, error: withVendor({ code, message }, ...vendorFields(err)) };
 }
 

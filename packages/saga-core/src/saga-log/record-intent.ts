@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
-import { outboxChannel, type SagaTrx } from '../db/connect.js';
+import type { SagaTrx } from '../db/connect.js';
 import { preparedAs } from '../db/prepared-statements.js';
 import type { StepRow, StoredCompensation } from '../db/schema.js';
+import { notifyRelays, relayAfter } from '../outbox/enqueue-execution.js';
+import { EXECUTE_TOPIC, executeDispatch, type ExecuteDispatch } from '../outbox/execute-job.js';
 import { StepEventKind, StepStatus, type ToolClass } from '../statuses.js';
-
-/** The BullMQ topic on which executors take steps to run. */
-export const EXECUTE_TOPIC = 'execute';
 
 export interface IntentInput {
   readonly runId: string;
@@ -56,6 +55,7 @@ export interface IntentInput {
  */
 export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRow> {
   const dispatched = i.status === StepStatus.INTENDED;
+  const dispatch = firstDispatchOf(i);
   const row = await trx
     .with('step', (db) =>
       db
@@ -109,8 +109,8 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
               'run_id',
               'step_idx',
               'idempotency_key',
-              'idempotency_key as job_id',
-              sql<string>`${JSON.stringify(firstDispatchPayload(i))}::jsonb`.as('payload'),
+              sql<string>`${dispatch.jobId}::text`.as('job_id'),
+              sql<string>`${JSON.stringify(dispatch.data)}::jsonb`.as('payload'),
               relayAfter(i.relayGraceMs ?? 0).as('relay_after'),
             ])
             .where('status', '=', StepStatus.INTENDED),
@@ -124,55 +124,9 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
   return row;
 }
 
-/** The execute job of a step's first dispatch (its job id is the key itself). */
-export function firstDispatchPayload(
+/** The intake's dispatch of the step `i` writes (dispatch 1: its job id is the key). */
+export function firstDispatchOf(
   i: Pick<IntentInput, 'runId' | 'stepIdx' | 'idempotencyKey'>,
-): Record<string, unknown> {
-  return { runId: i.runId, stepIdx: i.stepIdx, key: i.idempotencyKey, dispatchNo: 1 };
-}
-
-/** `now()` plus the grace a self-publishing caller keeps the row for (a bound parameter, same SQL text). */
-function relayAfter(graceMs: number) {
-  return sql<Date>`now() + make_interval(secs => ${graceMs / 1000}::float8)`;
-}
-
-/** Wakes the outbox relays (delivered at commit). */
-async function notifyRelays(trx: SagaTrx, schema: string): Promise<void> {
-  await sql`SELECT pg_notify(${outboxChannel(schema)}, '')`.execute(trx);
-}
-
-/**
- * Adds the outbox message that dispatches `row` to an executor, and returns its BullMQ job id. The job id
- * is the key itself for the first dispatch, so a relay that republishes after a crash adds nothing; a
- * re-dispatch (after the reconciler proved the first attempt never arrived) or a republish (after Redis
- * lost the job) gets its own id (see `enqueueNextDispatch`).
- */
-export async function enqueueExecution(
-  trx: SagaTrx,
-  row: StepRow,
-  dispatchNo: number,
-  schema: string,
-  notifyRelay = true,
-  relayGraceMs = 0,
-): Promise<string> {
-  const jobId = dispatchNo === 1 ? row.idempotency_key : `${row.idempotency_key}-d${dispatchNo}`;
-  await trx
-    .insertInto('outbox')
-    .values({
-      topic: EXECUTE_TOPIC,
-      run_id: row.run_id,
-      step_idx: row.step_idx,
-      idempotency_key: row.idempotency_key,
-      job_id: jobId,
-      payload: JSON.stringify({
-        runId: row.run_id,
-        stepIdx: row.step_idx,
-        key: row.idempotency_key,
-        dispatchNo,
-      }),
-      relay_after: relayAfter(relayGraceMs),
-    })
-    .execute();
-  if (notifyRelay) await notifyRelays(trx, schema);
-  return jobId;
+): ExecuteDispatch {
+  return executeDispatch({ run_id: i.runId, step_idx: i.stepIdx, idempotency_key: i.idempotencyKey }, 1);
 }

@@ -3,7 +3,8 @@ import type { SagaDb } from '../db/connect.js';
 import { preparedAs } from '../db/prepared-statements.js';
 import type { StepRow } from '../db/schema.js';
 import { RunStatus, StepEventKind, StepStatus } from '../statuses.js';
-import { EXECUTE_TOPIC, firstDispatchPayload, type IntentInput } from './record-intent.js';
+import { EXECUTE_TOPIC } from '../outbox/execute-job.js';
+import { firstDispatchOf, type IntentInput } from './record-intent.js';
 
 /**
  * A new INTENDED step at an index the caller named: what {@link recordIntent} writes for it, without the
@@ -38,7 +39,7 @@ export type NewIntent = Omit<
  *   statement waited for the run lock makes this one write nothing, so the step is never written twice).
  *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
- * leave the outbox rows alone for `relayGraceMs`.
+ * leave the outbox rows alone for `relayGraceMs`. The rule this form keeps with `recordIntent`: README.md here.
  */
 export async function recordNewIntents(
   db: SagaDb,
@@ -53,6 +54,7 @@ export async function recordNewIntents(
   const sent = [...firsts.values()];
   if (sent.length === 0) return [];
   const col = <T>(f: (i: NewIntent) => T): T[] => sent.map(f);
+  const dispatches = sent.map(firstDispatchOf);
   const json = (v: unknown): string | null => (v === null ? null : JSON.stringify(v));
   const r = await sql<StepRow>`${preparedAs('saga_record_new_intents')}
     WITH i AS MATERIALIZED (
@@ -63,9 +65,10 @@ export async function recordNewIntents(
                            ${col((i) => i.payloadHash)}::text[], ${col((i) => json(i.compensation))}::jsonb[],
                            ${col((i) => json(i.correction))}::jsonb[], ${col((i) => JSON.stringify(i.audience))}::jsonb[],
                            ${col((i) => json(i.dependsOn))}::jsonb[],
-                           ${col((i) => JSON.stringify(firstDispatchPayload(i)))}::jsonb[])
+                           ${dispatches.map((d) => d.jobId)}::text[],
+                           ${dispatches.map((d) => JSON.stringify(d.data))}::jsonb[])
         AS i(run_id, tenant_id, step_idx, tool, tool_class, tool_version, idempotency_key, args, payload_hash,
-             compensation, correction, audience, depends_on, payload)
+             compensation, correction, audience, depends_on, job_id, payload)
     ),
     run AS MATERIALIZED (
       SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx FROM runs r
@@ -96,7 +99,7 @@ export async function recordNewIntents(
     ),
     ob AS (
       INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)
-      SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, s.idempotency_key, i.payload,
+      SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, i.job_id, i.payload,
              now() + make_interval(secs => ${relayGraceMs / 1000}::float8)
         FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
     )

@@ -4,7 +4,7 @@ import { preparedAs } from '../db/prepared-statements.js';
 import type { StepRow } from '../db/schema.js';
 import { StepEventKind, StepStatus } from '../statuses.js';
 import { allowedSources } from '../step-transitions.js';
-import type { StepOutcome } from './record-outcome.js';
+import type { StepOutcome } from './step-outcome.js';
 import { NOTIFYING_STATUSES } from './transition-step.js';
 
 /** One attempt's outcome to record under its lease (see {@link recordOutcomeBatch}). */
@@ -50,7 +50,7 @@ export function outcomeDetail(o: OutcomeRecord): Record<string, unknown> {
  * would fail only this statement (the caller's group then records each outcome alone). The NOTIFY is
  * delivered only when the statement commits. A record whose compare-and-set matched nothing is absent
  * from the result (match rows to records by `run_id`, `step_idx`) and nothing was written for it: the caller decides (late outcome, or dropped) on its
- * slow path, `recordOutcome`.
+ * slow path, `recordOutcome`. The rule this form keeps with `recordOutcomeSlow`: README.md here.
  */
 export async function recordOutcomeBatch(
   db: SagaDb,

@@ -3,17 +3,10 @@ import type { SagaDb } from '../db/connect.js';
 import type { StepRow } from '../db/schema.js';
 import { InvalidTransitionError } from '../errors.js';
 import { StepEventKind, StepStatus } from '../statuses.js';
-import type { ToolEffect } from '../tools/define-tool.js';
 import { appendStepEvent } from './append-event.js';
-import type { StoredToolError } from './classify-tool-error.js';
 import { executorCause, outcomeDetail, recordOutcomeBatch } from './record-outcome-batch.js';
+import type { StepOutcome } from './step-outcome.js';
 import { transitionStep } from './transition-step.js';
-
-/** What one attempt of a tool produced, as the executor saw it. */
-export type StepOutcome =
-  | { readonly status: typeof StepStatus.CONFIRMED; readonly effect: ToolEffect }
-  | { readonly status: typeof StepStatus.FAILED; readonly error: StoredToolError }
-  | { readonly status: typeof StepStatus.UNKNOWN; readonly error: StoredToolError };
 
 /** Parameters of {@link recordOutcome}. */
 export interface RecordOutcomeInput {

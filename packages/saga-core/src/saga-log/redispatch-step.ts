@@ -3,7 +3,7 @@ import type { StepRow } from '../db/schema.js';
 import { RunNotRunningError } from '../errors.js';
 import { EXECUTING_RUN_STATUSES, StepStatus, type RunStatus } from '../statuses.js';
 import { countRedispatches, giveUpRedispatching } from './redispatch-budget.js';
-import { enqueueNextDispatch } from './enqueue-next-dispatch.js';
+import { enqueueNextDispatch } from '../outbox/enqueue-next-dispatch.js';
 import { transitionStep } from './transition-step.js';
 
 /**

@@ -4,7 +4,7 @@ import type { StepRow } from '../db/schema.js';
 import { StepEventKind, StepStatus, UNRESOLVED_STEP_STATUSES } from '../statuses.js';
 import { literals } from '../metrics/sql-literals.js';
 import { appendStepEvent } from './append-event.js';
-import { enqueueNextDispatch } from './enqueue-next-dispatch.js';
+import { enqueueNextDispatch } from '../outbox/enqueue-next-dispatch.js';
 
 /**
  * Why 20 s: a published job is normally claimed within milliseconds, and within a few seconds under a full

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import type { RunRow } from '../db/schema.js';
 import { InvalidRunTransitionError, PivotStagedError, RunNotRunningError } from '../errors.js';
@@ -7,6 +6,7 @@ import { withdrawPendingApprovals } from '../approvals/withdraw-pending-approval
 import { ApprovalStatus, RunStatus } from '../statuses.js';
 import { lockRun } from './runs.js';
 import { transitionRun } from './transition-run.js';
+import { wakeCompensators } from './wake-compensators.js';
 import { withdrawUnclaimedSteps } from './withdraw-unclaimed-steps.js';
 
 /** How `requestUnwind` prefixes the reason it keeps in the run's `status_reason` while it is COMPENSATING. */
@@ -22,11 +22,6 @@ export function unwindReasonOf(statusReason: string | null): string | null {
     ? statusReason.slice(UNWIND_REASON_PREFIX.length)
     : statusReason;
   return reason?.trim() ? reason.trim() : null;
-}
-
-/** The NOTIFY channel that wakes compensators when a run starts to unwind (payload: the run id). */
-export function unwindChannel(schema: string): string {
-  return `saga_unwind_${schema}`;
 }
 
 export interface UnwindRequest {
@@ -90,7 +85,7 @@ export interface StartUnwindInput {
  *    (`withdrawPendingApprovals`): nobody can approve an irreversible call of an unwound run;
  * 3. every forward step on its way that no executor has claimed becomes NOT_EXECUTED
  *    (`withdrawUnclaimedSteps`): a job still in the queue sends nothing;
- * 4. NOTIFY the compensators.
+ * 4. NOTIFY the compensators (`wakeCompensators`).
  *
  * Every path that unwinds a run goes through here (an unwind asked for, a rejected or expired pivot, the
  * run policy `unwindOnFailure`, a compensation retried from a case), so each keeps this rule without a copy.
@@ -116,6 +111,6 @@ export async function startUnwind(trx: SagaTrx, u: StartUnwindInput): Promise<Ru
     cause: `${why} (never claimed, nothing sent)`,
     schema: u.schema,
   });
-  await sql`SELECT pg_notify(${unwindChannel(u.schema)}, ${u.runId})`.execute(trx);
+  await wakeCompensators(trx, u.schema, u.runId);
   return row;
 }

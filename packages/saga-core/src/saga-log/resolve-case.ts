@@ -16,10 +16,11 @@ import {
 } from '../statuses.js';
 import { appendStepEvent } from './append-event.js';
 import { redispatchStep } from './redispatch-step.js';
-import { startUnwind, unwindChannel } from './request-unwind.js';
+import { startUnwind } from './request-unwind.js';
 import { transitionRun } from './transition-run.js';
 import { transitionCase } from './transition-case.js';
 import { transitionStep } from './transition-step.js';
+import { wakeCompensators } from './wake-compensators.js';
 
 export interface CaseResolution {
   readonly tenantId: string;
@@ -164,7 +165,7 @@ export async function resolveCase(trx: SagaTrx, r: CaseResolution): Promise<Case
           actor: r.actor,
           schema: r.schema,
         });
-      else await sql`SELECT pg_notify(${unwindChannel(r.schema)}, ${c.run_id})`.execute(trx);
+      else await wakeCompensators(trx, r.schema, c.run_id);
       break;
     }
     case CaseAction.RESOLVE_RUN:

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { OutcomeUnknownError, SagaError } from '../errors.js';
-import { ToolErrorCode } from '../saga-log/classify-tool-error.js';
+import { ErrorCode } from '../error-code.js';
 import type { AnyTool, ToolContext, ToolEffect } from './define-tool.js';
 import { runUnderDeadline } from './run-under-deadline.js';
 
@@ -23,7 +23,7 @@ const effectSchema = z.object({
 
 /** A tool returned something that is not an effect. It did run, so the outcome is UNKNOWN, not FAILED. */
 class BadToolResultError extends SagaError {
-  readonly code = ToolErrorCode.BAD_TOOL_RESULT;
+  readonly code = ErrorCode.BAD_TOOL_RESULT;
 }
 
 /**

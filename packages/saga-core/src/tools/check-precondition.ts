@@ -1,32 +1,7 @@
 import type { Logger } from 'pino';
 import type { StepRow } from '../db/schema.js';
 import { askRealSystem } from './ask-real-system.js';
-import type { AnyTool, LookupContext } from './define-tool.js';
-
-/**
- * The forward effect as the step left it, recorded at confirmation: the external ref and the result the
- * tool returned (a tool that wants a precondition returns the target's status or version in `result`).
- */
-export interface ForwardEffect {
-  readonly externalRef: string | null;
-  readonly result: unknown;
-}
-
-/**
- * What a precondition saw on the target of a forward effect, just before its compensation is sent:
- * - `as_left`: the target is as the forward step left it: the compensation may be sent;
- * - `already_compensated`: the target is already in the state the compensation would bring it to (a person
- *   closed the ticket, the charge was refunded elsewhere): nothing is sent, the step is compensated;
- * - `{ changed }`: the target changed in another way (edited, partly refunded): the compensation must not
- *   overwrite it; `changed` says what was seen, for the person who decides.
- */
-export type PreconditionVerdict = 'as_left' | 'already_compensated' | { readonly changed: string };
-
-/**
- * The `precondition` of a forward tool: reads the target of `forward` now. `ctx` is the forward step's
- * (its key, run, step, stored arguments). Throwing means "could not read": nothing is decided.
- */
-export type PreconditionCheck = (forward: ForwardEffect, ctx: LookupContext) => Promise<PreconditionVerdict>;
+import type { AnyTool } from './define-tool.js';
 
 /** What one precondition check saw, with when and how long: the evidence of the compensator's decision. */
 export type PreconditionObservation =

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import {
+  mirrorCompensationStatus,
   allowedCompensationSources,
   CompensationStatus,
   StepEventKind,
@@ -43,7 +44,7 @@ export const ATTEMPT_CAUSE = 'compensator: attempt';
  *                          lease_until = now() + lease_ms, lease_owner = $worker, last_attempt_at = now(), …
  *                     FROM req WHERE <same row> AND c.status = req.seen_status AND c.status = ANY($legal)
  *                      AND c.attempts = req.seen_attempts RETURNING c.*, req.seen_status, req.detail),
- *      mirror   AS (UPDATE saga_log SET compensation_status = 'running' FROM claimed WHERE <same step>),
+ *      mirror   AS (<mirrorCompensationStatus(claimed)>),
  *      ev       AS (INSERT INTO step_events …
  *                   SELECT … FROM (evidence UNION ALL <seen_status → 'running', 'compensator: attempt'> FROM claimed)
  *                    ORDER BY run_id, step_idx, <evidence first, in order>)
@@ -102,9 +103,7 @@ export async function claimAttemptBatch(
          AND c.attempts = req.seen_attempts
       RETURNING c.*, req.seen_status, req.detail AS claim_detail
     ), mirror AS (
-      UPDATE saga_log s SET compensation_status = k.status
-        FROM claimed k
-       WHERE s.run_id = k.run_id AND s.step_idx = k.step_idx
+      ${mirrorCompensationStatus(sql.table('claimed'))}
     ), ev AS (
       INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail, actor)
       SELECT run_id, step_idx, kind, from_status, to_status, cause, detail::jsonb, actor

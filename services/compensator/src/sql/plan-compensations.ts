@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import {
+  mirrorCompensationStatus,
   preparedAs,
   CompensationStatus,
   StepEventKind,
@@ -36,7 +37,7 @@ export function leftInPlace(step: StepRow): boolean {
  * ```sql
  * WITH req     AS (SELECT * FROM unnest(…) AS r(run_id, step_idx, tenant_id, tool, key, args, status, reason)),
  *      planned AS (INSERT INTO compensations … SELECT … FROM req ON CONFLICT DO NOTHING RETURNING *),
- *      mirror  AS (UPDATE saga_log SET compensation_status = planned.status FROM planned WHERE <same step>),
+ *      mirror  AS (<mirrorCompensationStatus(planned)>),
  *      ev      AS (INSERT INTO step_events … 'compensation', NULL → status, 'compensator: planned' FROM planned)
  * SELECT * FROM planned;
  * ```
@@ -81,9 +82,7 @@ export async function planCompensations(
       ON CONFLICT DO NOTHING
       RETURNING *
     ), mirror AS (
-      UPDATE saga_log s SET compensation_status = p.status
-        FROM planned p
-       WHERE s.run_id = p.run_id AND s.step_idx = p.step_idx
+      ${mirrorCompensationStatus(sql.table('planned'))}
     ), ev AS (
       INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
       SELECT run_id, step_idx, ${StepEventKind.COMPENSATION}, NULL, status, 'compensator: planned',

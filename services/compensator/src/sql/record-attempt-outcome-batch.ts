@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import {
+  mirrorCompensationStatus,
   allowedCompensationSources,
   CompensationStatus,
   StepEventKind,
@@ -52,12 +53,12 @@ export interface AttemptOutcomeRecord {
  *                     <compensated: external_ref, result; failed / unknown: error, next_attempt_at;
  *                      failed: reason> FROM req
  *               WHERE <same row> AND c.status = 'running' AND c.lease_owner = $owner RETURNING …),
- *      mirror AS (UPDATE saga_log SET compensation_status = upd.status FROM upd WHERE <same step>),
+ *      mirror AS (<mirrorCompensationStatus(upd)>),
  *      ev  AS (INSERT INTO step_events … 'running' → status, cause, detail FROM upd)
  * SELECT * FROM upd;
  * ```
  *
- * The columns each outcome sets are those `runCompensation` set one row at a time. Each attempt is held
+ * The columns each outcome sets are those one attempt's `recordAttemptOutcome` asks for. Each attempt is held
  * by one lease, so two statements never update the same row; a record whose compare-and-set matched
  * nothing (the lease ran out and another compensator expired it) is absent from the result and nothing
  * was written for it.
@@ -128,9 +129,7 @@ export async function recordAttemptOutcomeBatch(
          AND c.lease_owner = ${leaseOwner}
       RETURNING c.*, req.cause AS ev_cause, req.detail AS ev_detail
     ), mirror AS (
-      UPDATE saga_log s SET compensation_status = u.status
-        FROM upd u
-       WHERE s.run_id = u.run_id AND s.step_idx = u.step_idx
+      ${mirrorCompensationStatus(sql.table('upd'))}
     ), ev AS (
       INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
       SELECT run_id, step_idx, ${StepEventKind.COMPENSATION}, ${CompensationStatus.RUNNING}, status, ev_cause,

@@ -6,13 +6,13 @@ import {
   InvalidTransitionError,
   RunStatus,
   StepStatus,
+  transitionCompensation,
   unwindReasonOf,
   type CompensationRow,
   type Logger,
   type RunRow,
 } from '@agent-saga/core';
 import type { RunState } from '../sql/read-run-states.js';
-import { transitionCompensation } from '../sql/transition-compensation.js';
 import { planUnwind } from './compensation-order.js';
 import { closesRunOnly, decideFinish, finishRun, requestedReasonSuffix } from './finish-run.js';
 import { reconcileStep } from './reconcile-step.js';

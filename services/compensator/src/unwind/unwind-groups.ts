@@ -40,7 +40,7 @@ import { recordAttemptOutcomeBatch, type AttemptOutcomeRecord } from '../sql/rec
  * `readRunStates`, `finishRunsBatch`).
  *
  * The rarer moves (a lookup that finds the compensation done, a precondition's verdict, a lease expired,
- * giving up, a run with cases or corrections) stay one row per transaction (`transitionCompensation`,
+ * giving up, a run with cases or corrections) stay one row per transaction (core's `transitionCompensation`,
  * `finishRun`).
  */
 export interface UnwindGroups {

@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
-import type { Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
+import type { ExecuteJob, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
-import type { ExecuteJob } from '../queue/execute-queue.js';
 
 /** What the API is built from, passed explicitly (no module state, nothing read from the environment). */
 export interface ApiDeps {

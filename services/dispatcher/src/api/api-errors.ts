@@ -1,4 +1,4 @@
-import { SagaError } from '@agent-saga/core';
+import { ErrorCode, SagaError } from '@agent-saga/core';
 
 /**
  * Errors that only the HTTP intake raises. Domain errors (StepConflictError, InvalidArgsError, …) come from
@@ -7,18 +7,24 @@ import { SagaError } from '@agent-saga/core';
 
 /** No bearer token, or one that is unknown or revoked. */
 export class UnauthorizedError extends SagaError {
-  readonly code = 'UNAUTHORIZED';
+  readonly code = ErrorCode.UNAUTHORIZED;
+  override readonly httpStatus = 401;
 }
 
 /** The body, path or query failed its schema. `field` is the dotted path of the first failing field. */
 export class BadRequestError extends SagaError {
-  readonly code = 'BAD_REQUEST';
+  readonly code = ErrorCode.BAD_REQUEST;
+  override readonly httpStatus = 400;
   constructor(
     readonly field: string | undefined,
     message: string,
     readonly issues: readonly { field: string; message: string }[] = [],
   ) {
     super(message);
+  }
+
+  override httpFields() {
+    return { field: this.field, issues: this.issues };
   }
 }
 
@@ -27,7 +33,8 @@ export class BadRequestError extends SagaError {
  * tenants cannot be probed.
  */
 export class RunIdTakenError extends SagaError {
-  readonly code = 'RUN_ID_TAKEN';
+  readonly code = ErrorCode.RUN_ID_TAKEN;
+  override readonly httpStatus = 409;
   constructor(readonly runId: string) {
     super(`run id ${JSON.stringify(runId)} cannot be used; choose another`);
   }

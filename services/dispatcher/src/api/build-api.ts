@@ -9,7 +9,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics.js';
-import { sagaDbOptions, type Logger } from '@agent-saga/core';
+import { ErrorCode, sagaDbOptions, type Logger } from '@agent-saga/core';
 import type { ApiDeps } from './api-deps.js';
 import { createAuthenticate } from './auth.js';
 import { toHttpError } from './http-errors.js';
@@ -84,7 +84,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     return reply.code(mapped.status).send(mapped.body);
   });
   app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send({ error: { code: 'NOT_FOUND', message: `no route ${req.method} ${req.url}` } }),
+    reply
+      .code(404)
+      .send({ error: { code: ErrorCode.NOT_FOUND, message: `no route ${req.method} ${req.url}` } }),
   );
 
   await app.register(fastifySwagger, {

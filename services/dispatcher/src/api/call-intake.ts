@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import {
   appendStepEvent,
+  executeDispatch,
   IdempotencyMismatchError,
   lockRun,
   markOutcomeDelivered,
@@ -17,6 +18,7 @@ import {
   StepStatus,
   StepUnresolvedError,
   type AnyTool,
+  type ExecuteDispatch,
   type IntentPlan,
   type NewIntent,
   type RunRow,
@@ -27,7 +29,7 @@ import {
 } from '@agent-saga/core';
 import { BadRequestError } from './api-errors.js';
 import { settledOutcome } from './call-outcome.js';
-import { firstDispatch, readDispatch, type Dispatch } from './dispatch.js';
+import { readDispatch } from './dispatch.js';
 import { holdForApproval } from './hold-for-approval.js';
 import { diffRetryArgs } from './retry-args.js';
 import { resolveStep } from './step-resolution.js';
@@ -71,7 +73,7 @@ export type IntakeOutcome =
       readonly kind: 'step';
       readonly step: StepRow;
       readonly replayed: boolean;
-      readonly dispatch: Dispatch | null;
+      readonly dispatch: ExecuteDispatch | null;
       readonly delivered: boolean;
     }
   | { readonly kind: 'lookup'; readonly step: StepRow }
@@ -158,7 +160,7 @@ async function newStep(
   });
   logIntended(req, stepIdx, plan);
   // The job the outbox row holds, built from the same values rather than read back.
-  const dispatch = row.status === StepStatus.INTENDED ? firstDispatch(row) : null;
+  const dispatch = row.status === StepStatus.INTENDED ? executeDispatch(row, 1) : null;
   return { kind: 'step', step: row, replayed: false, dispatch, delivered: false };
 }
 

@@ -1,18 +1,20 @@
 import type { Queue } from 'bullmq';
-import { withinMs, type Logger, type SagaTrx, type StepRow } from '@agent-saga/core';
-import { executeJobSchema, publishExecute, type ExecuteJob } from '../queue/execute-queue.js';
-
-/** A committed outbox message that the fast path may publish at once. */
-export interface Dispatch {
-  readonly jobId: string;
-  readonly data: ExecuteJob;
-}
+import {
+  executeJobSchema,
+  withinMs,
+  type ExecuteDispatch,
+  type ExecuteJob,
+  type Logger,
+  type SagaTrx,
+} from '@agent-saga/core';
+import { publishExecute } from '../queue/execute-queue.js';
 
 /**
  * The latest outbox message of a step, read in the transaction that wrote it, so the fast path publishes
- * exactly what the relay would (same job id, same data).
+ * exactly what the relay would (same job id, same data). A step's first dispatch, just written by the
+ * intake, is built instead of read back (core's `executeDispatch(row, 1)`, the builder the intake used).
  */
-export async function readDispatch(trx: SagaTrx, key: string): Promise<Dispatch> {
+export async function readDispatch(trx: SagaTrx, key: string): Promise<ExecuteDispatch> {
   const msg = await trx
     .selectFrom('outbox')
     .select(['job_id', 'payload'])
@@ -21,17 +23,6 @@ export async function readDispatch(trx: SagaTrx, key: string): Promise<Dispatch>
     .limit(1)
     .executeTakeFirstOrThrow();
   return { jobId: msg.job_id, data: executeJobSchema.parse(msg.payload) };
-}
-
-/**
- * The first dispatch of a step just recorded by `recordIntent`: the same job id (the key) and data the
- * outbox row holds, built from the row instead of read back.
- */
-export function firstDispatch(row: Pick<StepRow, 'run_id' | 'step_idx' | 'idempotency_key'>): Dispatch {
-  return {
-    jobId: row.idempotency_key,
-    data: { runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key, dispatchNo: 1 },
-  };
 }
 
 /**
@@ -44,7 +35,7 @@ export function firstDispatch(row: Pick<StepRow, 'run_id' | 'step_idx' | 'idempo
  */
 export async function publishFast(
   queue: Queue<ExecuteJob>,
-  d: Dispatch,
+  d: ExecuteDispatch,
   log: Logger,
   timeoutMs: number,
 ): Promise<void> {

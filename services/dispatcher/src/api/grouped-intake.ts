@@ -1,4 +1,5 @@
 import {
+  executeDispatch,
   planIntent,
   recordNewIntents,
   StepStatus,
@@ -8,7 +9,6 @@ import {
 } from '@agent-saga/core';
 import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
 import { intentOf, logIntended, type IntakeOutcome, type IntakeRequest } from './call-intake.js';
-import { firstDispatch } from './dispatch.js';
 
 /**
  * The intakes of concurrent calls that each name a new step, grouped into one statement and one commit
@@ -50,5 +50,5 @@ export async function groupedIntake(group: IntakeGroup, req: IntakeRequest): Pro
   const row = await group.submit(intentOf(req, stepIdx, plan));
   if (!row) return null;
   logIntended(req, stepIdx, plan);
-  return { kind: 'step', step: row, replayed: false, dispatch: firstDispatch(row), delivered: false };
+  return { kind: 'step', step: row, replayed: false, dispatch: executeDispatch(row, 1), delivered: false };
 }

@@ -3,6 +3,7 @@ import {
   parseArgs,
   SETTLED_STEP_STATUSES,
   ToolClass,
+  type ExecuteDispatch,
   type Logger,
   type Principal,
   type StepRow,
@@ -14,7 +15,7 @@ import { awaitSettle } from './await-settle.js';
 import { callIntake, type IntakeRequest } from './call-intake.js';
 import { groupedIntake, type IntakeGroup } from './grouped-intake.js';
 import { isInFlight, presentCallOutcome, type CallAnswer } from './call-outcome.js';
-import { publishFast, type Dispatch } from './dispatch.js';
+import { publishFast } from './dispatch.js';
 import { resolveByLookup } from './inline-lookup.js';
 import { runPureTool } from './run-pure-tool.js';
 import type { CallBody } from './schemas.js';
@@ -137,7 +138,7 @@ export async function handleCall(
 async function settle(
   ctx: CallContext,
   step: StepRow,
-  dispatch: Dispatch | null,
+  dispatch: ExecuteDispatch | null,
   intakeStartedAt: number,
   waitMs: number,
   log: Logger,

@@ -4,11 +4,25 @@ import {
   readDbNow,
   redactArgs,
   resourceOf,
+  type AnyTool,
   type ApprovalRow,
   type IntentPlan,
   type SagaTrx,
 } from '@agent-saga/core';
-import type { IntakeRequest } from './call-intake.js';
+
+/**
+ * What a held step's approval needs of its call: the fields of the intake's `IntakeRequest` it reads (the
+ * intake passes its request), declared here so that the two modules do not import each other.
+ */
+export interface HeldCall {
+  readonly tenantId: string;
+  readonly runId: string;
+  readonly tool: AnyTool;
+  /** Arguments already parsed by the tool's schema: the exact ones the approval binds. */
+  readonly args: Record<string, unknown>;
+  /** How long a held step waits for its approval (APPROVAL_TTL_MS). */
+  readonly approvalTtlMs: number;
+}
 
 /**
  * The approval of one held step outside a pivot (an irreversible call, or one whose compensation cannot be
@@ -18,7 +32,7 @@ import type { IntakeRequest } from './call-intake.js';
  */
 export async function holdForApproval(
   trx: SagaTrx,
-  req: IntakeRequest,
+  req: HeldCall,
   stepIdx: number,
   plan: IntentPlan,
 ): Promise<ApprovalRow> {

@@ -9,13 +9,14 @@ import {
   StepStatus,
   transitionStep,
   type AnyTool,
+  type ExecuteDispatch,
   type Logger,
   type SagaDb,
   type LookupSettlement,
   type SagaTrx,
   type StepRow,
 } from '@agent-saga/core';
-import { readDispatch, type Dispatch } from './dispatch.js';
+import { readDispatch } from './dispatch.js';
 
 export interface LookupRequest {
   readonly db: SagaDb;
@@ -35,7 +36,7 @@ export interface LookupOutcome {
   readonly step: StepRow;
   /** False only when this call re-dispatched the step: its outcome will come from that execution. */
   readonly replayed: boolean;
-  readonly dispatch: Dispatch | null;
+  readonly dispatch: ExecuteDispatch | null;
 }
 
 /**

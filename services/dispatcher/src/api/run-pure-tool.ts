@@ -1,9 +1,18 @@
-import { callTool, ClientError, SagaError, stepKey, type AnyTool, type Logger } from '@agent-saga/core';
+import {
+  callTool,
+  ClientError,
+  ErrorCode,
+  SagaError,
+  stepKey,
+  type AnyTool,
+  type Logger,
+} from '@agent-saga/core';
 import type { CallAnswer } from './call-outcome.js';
 
 /** A pure tool threw something other than a ClientError (it only reads; the caller may simply retry). */
 export class PureToolError extends SagaError {
-  readonly code = 'TOOL_ERROR';
+  readonly code = ErrorCode.TOOL_ERROR;
+  override readonly httpStatus = 502;
 }
 
 /**

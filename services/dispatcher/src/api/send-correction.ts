@@ -2,7 +2,9 @@ import {
   createCrashPoints,
   dismissCorrection as dismissInCore,
   editCorrection as editInCore,
+  ErrorCode,
   OutcomeUnknownError,
+  SagaError,
   sendCorrection as sendInCore,
   type CorrectionDecider,
   type CorrectionRow,
@@ -12,15 +14,30 @@ import {
 } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 
-/** The correction could not be sent: the vendor refused it (nothing was sent), or nobody knows. */
-export class CorrectionNotSentError extends Error {
+/** The correction could not be sent: the vendor refused it, or nobody knows (the two subclasses). */
+export abstract class CorrectionNotSentError extends SagaError {
   constructor(
-    readonly code: 'CORRECTION_REFUSED' | 'CORRECTION_OUTCOME_UNKNOWN',
     message: string,
     readonly correction: CorrectionRow,
   ) {
     super(message);
   }
+
+  override httpFields() {
+    return { correctionId: String(this.correction.id) };
+  }
+}
+
+/** The vendor refused the correction: nothing was sent, and it is open again. */
+export class CorrectionRefusedError extends CorrectionNotSentError {
+  readonly code = ErrorCode.CORRECTION_REFUSED;
+  override readonly httpStatus = 422;
+}
+
+/** Nobody knows whether the correction went out: the email lookup by its key settles it. */
+export class CorrectionOutcomeUnknownError extends CorrectionNotSentError {
+  readonly code = ErrorCode.CORRECTION_OUTCOME_UNKNOWN;
+  override readonly httpStatus = 502;
 }
 
 export interface SendCorrectionDeps {
@@ -61,14 +78,12 @@ export async function sendCorrection(
     case 'sent':
       return sent.row;
     case 'refused':
-      throw new CorrectionNotSentError(
-        'CORRECTION_REFUSED',
+      throw new CorrectionRefusedError(
         `the vendor refused the correction; nothing was sent: ${errorMessage(sent.error)}`,
         sent.row,
       );
     case 'unknown':
-      throw new CorrectionNotSentError(
-        'CORRECTION_OUTCOME_UNKNOWN',
+      throw new CorrectionOutcomeUnknownError(
         `the outcome of the send is unknown (${errorMessage(sent.error)}); it is settled by the email lookup ` +
           'by its key (send again to settle it now: found, nothing is sent; proven absent, the same key is sent)',
         sent.row,

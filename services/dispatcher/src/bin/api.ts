@@ -4,10 +4,16 @@
  * accepting (new requests get 503), calls waiting for an outcome answer 202 at once, requests under way
  * finish, then the pools close.
  */
-import { createLogger, loadToolRegistry, openSagaDb, type Logger } from '@agent-saga/core';
+import {
+  createLogger,
+  drainOnSignal,
+  exitOnStartFailure,
+  loadToolRegistry,
+  openSagaDb,
+  type Logger,
+} from '@agent-saga/core';
 import { buildApi } from '../api/build-api.js';
 import { loadDispatcherConfig } from '../config.js';
-import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
 import { bullmqProducerConnection, closeWithin } from '@agent-saga/core';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 

@@ -4,11 +4,19 @@
  * queue), running calls finish and record; after EXECUTOR_DRAIN_MS (or a second signal) they are aborted
  * and record UNKNOWN.
  */
-import { createCrashPoints, openSagaDb, createLogger, loadToolRegistry, type Logger } from '@agent-saga/core';
+import {
+  createCrashPoints,
+  openSagaDb,
+  createLogger,
+  drainOnSignal,
+  exitOnStartFailure,
+  loadToolRegistry,
+  startMetricsServer,
+  stopMetricsServer,
+  type Logger,
+} from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
 import { createExecutorWorker } from '../executor/executor-worker.js';
-import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
-import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import {
   bullmqProducerConnection,

@@ -2,10 +2,17 @@
  * Entry point of an outbox relay process: `node --import tsx services/dispatcher/src/bin/relay.ts`.
  * Any number may run at once. SIGTERM stops claiming and lets the batch under way publish and mark.
  */
-import { createCrashPoints, openSagaDb, createLogger, type Logger } from '@agent-saga/core';
+import {
+  createCrashPoints,
+  openSagaDb,
+  createLogger,
+  drainOnSignal,
+  exitOnStartFailure,
+  startMetricsServer,
+  stopMetricsServer,
+  type Logger,
+} from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
-import { drainOnSignal, exitOnStartFailure } from '../lifecycle/drain-on-signal.js';
-import { startMetricsServer, stopMetricsServer } from '../metrics/metrics-server.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import { bullmqProducerConnection, closeWithin, postgresProbe } from '@agent-saga/core';
 import { createExecuteQueue } from '../queue/execute-queue.js';

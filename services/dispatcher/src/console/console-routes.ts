@@ -3,6 +3,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ErrorCode } from '@agent-saga/core';
 
 /**
  * The operator's web console: plain HTML, CSS and ES modules from `./assets`, served at `/console` outside
@@ -75,7 +76,7 @@ export const consoleRoutes: FastifyPluginAsyncZod = async (app) => {
     if (!asset)
       return reply
         .code(404)
-        .send({ error: { code: 'NOT_FOUND', message: `no console file ${req.params.asset}` } });
+        .send({ error: { code: ErrorCode.NOT_FOUND, message: `no console file ${req.params.asset}` } });
     return reply.headers(SECURITY_HEADERS).type(asset.type).send(asset.body);
   });
 };

@@ -1,4 +1,4 @@
-import { SagaError } from '@agent-saga/core';
+import { ErrorCode, SagaError } from '@agent-saga/core';
 
 /**
  * The claim of a delivered job failed on a database error (a connection reset, a statement timeout, the
@@ -8,7 +8,7 @@ import { SagaError } from '@agent-saga/core';
  * it out, and the step goes the lease-expired way (UNKNOWN, then a lookup): the tool is never run twice.
  */
 export class ClaimFailedError extends SagaError {
-  readonly code = 'CLAIM_FAILED';
+  readonly code = ErrorCode.CLAIM_FAILED;
   constructor(
     readonly key: string,
     cause: unknown,

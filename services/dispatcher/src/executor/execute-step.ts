@@ -8,12 +8,14 @@ import {
   type ClaimResult,
   classifyToolError,
   CrashPoint,
+  ErrorCode,
   DEFAULT_TOOL_TIMEOUT_MS,
   InvalidArgsError,
   parseArgs,
   recordOutcome,
   StepStatus,
   type AnyTool,
+  type ExecuteJob,
   type RunStatus,
   type Logger,
   type RecordOutcomeResult,
@@ -24,7 +26,6 @@ import {
 } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
-import type { ExecuteJob } from '../queue/execute-queue.js';
 import { ClaimFailedError } from './claim-failed-error.js';
 import type { ExecutorGroups } from './executor-groups.js';
 
@@ -268,7 +269,7 @@ function prepareCall(
       outcome: {
         status: StepStatus.FAILED,
         error: {
-          code: 'UNKNOWN_TOOL',
+          code: ErrorCode.UNKNOWN_TOOL,
           message: `tool ${row.tool} is not registered in this executor; nothing was sent`,
         },
       },
@@ -294,7 +295,7 @@ function prepareCall(
       outcome: {
         status: StepStatus.FAILED,
         error: {
-          code: 'STORED_ARGS_INVALID',
+          code: ErrorCode.STORED_ARGS_INVALID,
           message:
             `the stored arguments (tool version ${row.tool_version}) fail tool version ${tool.version}'s schema ` +
             `at ${err.field}; nothing was sent`,

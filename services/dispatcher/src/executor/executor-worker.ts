@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { closeWorkerWithin, createRunningWork, OutcomeUnknownError } from '@agent-saga/core';
+import {
+  closeWorkerWithin,
+  createRunningWork,
+  executeJobSchema,
+  OutcomeUnknownError,
+  type ExecuteJob,
+} from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
-import { EXECUTE_QUEUE, executeJobSchema, type ExecuteJob } from '../queue/execute-queue.js';
+import { EXECUTE_QUEUE } from '../queue/execute-queue.js';
 import { ClaimFailedError } from './claim-failed-error.js';
 import { executeStep, leasePlan, type ExecuteStepDeps, type ExecuteStepResult } from './execute-step.js';
 import { createExecutorGroups } from './executor-groups.js';

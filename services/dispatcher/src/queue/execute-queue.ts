@@ -1,17 +1,8 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import { z } from 'zod';
+import { EXECUTE_TOPIC, type ExecuteJob } from '@agent-saga/core';
 
-/** The BullMQ queue on which executors take steps. */
+/** The BullMQ queue on which executors take steps (its jobs: core's `ExecuteJob`, `executeJobSchema`). */
 export const EXECUTE_QUEUE = 'saga-execute';
-
-/** `job.data` of an execute job, parsed (never cast) by the executor. */
-export const executeJobSchema = z.object({
-  runId: z.string(),
-  stepIdx: z.number().int().nonnegative(),
-  key: z.string(),
-  dispatchNo: z.number().int().positive(),
-});
-export type ExecuteJob = z.infer<typeof executeJobSchema>;
 
 /**
  * Job options: BullMQ never retries by itself (an unknown outcome is the reconciler's to resolve, never a
@@ -33,5 +24,5 @@ export async function publishExecute(
   jobId: string,
   data: ExecuteJob,
 ): Promise<void> {
-  await queue.add('execute', data, { jobId });
+  await queue.add(EXECUTE_TOPIC, data, { jobId });
 }

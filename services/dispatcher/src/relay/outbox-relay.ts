@@ -5,12 +5,12 @@ import {
   type ChannelListener,
   type CrashPoint,
   type DbOptions,
+  type ExecuteJob,
   type Logger,
   type SagaDb,
 } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 import type { WorkerMetrics } from '../metrics/worker-metrics.js';
-import type { ExecuteJob } from '../queue/execute-queue.js';
 import { publishOutboxBatch } from './publish-outbox-batch.js';
 
 export interface OutboxRelay {

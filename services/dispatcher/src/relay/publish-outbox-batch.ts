@@ -1,6 +1,13 @@
 import type { Queue } from 'bullmq';
-import { CrashPoint, withinMs, type Logger, type SagaDb } from '@agent-saga/core';
-import { executeJobSchema, publishExecute, type ExecuteJob } from '../queue/execute-queue.js';
+import {
+  CrashPoint,
+  executeJobSchema,
+  withinMs,
+  type ExecuteJob,
+  type Logger,
+  type SagaDb,
+} from '@agent-saga/core';
+import { publishExecute } from '../queue/execute-queue.js';
 import { claimOutboxRows, markOutboxPublished, releaseOutboxClaim } from './claim-outbox-rows.js';
 
 /** Parameters of {@link publishOutboxBatch}. */

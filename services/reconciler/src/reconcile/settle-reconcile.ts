@@ -3,6 +3,7 @@ import {
   confirmedEffectColumns,
   appendStepEvent,
   dbNowPlus,
+  equalJitterBackoffMs,
   lockRun,
   lookupEvidence,
   openCase,
@@ -20,7 +21,6 @@ import {
 import { listLookupEvidence } from '../sql/list-lookup-evidence.js';
 import { rescheduleReconcile } from '../sql/reschedule-reconcile.js';
 import { ReconcileOutcome } from '../metrics/reconciler-metrics.js';
-import { backoffMs } from './verdict.js';
 
 /** Limits of the retry policy for failed lookups. */
 export interface RetryPolicy {
@@ -269,7 +269,7 @@ async function settleLookupError(
       reason,
     };
   }
-  const retryInMs = backoffMs(lookupErrors, policy.backoffBaseMs, policy.backoffMaxMs);
+  const retryInMs = equalJitterBackoffMs(lookupErrors, policy.backoffBaseMs, policy.backoffMaxMs);
   if (seen.status === StepStatus.INTENDED) {
     // By the database's clock, as every other time in the log (a patch takes values, not expressions).
     const next = await sql<{ at: Date }>`SELECT ${dbNowPlus(retryInMs)} AS at`.execute(trx);

@@ -1,5 +1,11 @@
 import { sql } from 'kysely';
-import { RunStatus, StepStatus, TERMINAL_RUN_STATUSES, valuesOf, type SagaDb } from '@agent-saga/core';
+import {
+  OPEN_RUN_STATUSES,
+  sqlLiterals,
+  StepStatus,
+  UNRESOLVED_STEP_STATUSES,
+  type SagaDb,
+} from '@agent-saga/core';
 
 /** How much of something is late, and since when. */
 export interface LateWork {
@@ -10,16 +16,7 @@ export interface LateWork {
   readonly sample: readonly string[];
 }
 
-/** Runs not terminal (RUNNING, AWAITING_APPROVAL, COMPENSATING), derived from the status objects. */
-const OPEN_RUN_STATUSES = valuesOf(RunStatus).filter(
-  (s) => !(TERMINAL_RUN_STATUSES as readonly string[]).includes(s),
-);
 const SAMPLE = 10;
-const lits = (values: readonly string[]) =>
-  sql.join(
-    values.map((v) => sql.lit(v)),
-    sql`, `,
-  );
 
 /**
  * Runs in a non-terminal state with no change for `olderThanMs`: an agent gone silent, an unwind that
@@ -29,7 +26,7 @@ export async function findStuckRuns(db: SagaDb, olderThanMs: number): Promise<La
   return late(
     db,
     sql`SELECT run_id AS id, updated_at AS since FROM runs
-         WHERE status IN (${lits(OPEN_RUN_STATUSES)})
+         WHERE status IN (${sqlLiterals(OPEN_RUN_STATUSES)})
            AND updated_at < now() - make_interval(secs => ${olderThanMs / 1000})`,
   );
 }
@@ -55,7 +52,7 @@ export async function findUnknownSteps(db: SagaDb): Promise<LateWork> {
   return late(
     db,
     sql`SELECT idempotency_key AS id, coalesce(last_attempt_at, created_at) AS since FROM saga_log
-         WHERE status IN (${lits([StepStatus.INTENDED, StepStatus.UNKNOWN])})
+         WHERE status IN (${sqlLiterals(UNRESOLVED_STEP_STATUSES)})
            AND status = ${sql.lit(StepStatus.UNKNOWN)}`,
   );
 }

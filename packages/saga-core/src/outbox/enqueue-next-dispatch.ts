@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
 import type { StepRow } from '../db/schema.js';
-import { enqueueExecution } from './record-intent.js';
+import { enqueueExecution } from './enqueue-execution.js';
 
 /** Options of {@link enqueueNextDispatch}. */
 export interface NextDispatchInput {

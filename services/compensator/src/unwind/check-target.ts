@@ -1,0 +1,96 @@
+import { checkPrecondition, dbNowPlus, preconditionEvidence, readDeadline } from '@agent-saga/core';
+import { CompensationOutcome } from '../metrics/compensator-metrics.js';
+import { backoffMs } from './backoff.js';
+import type { BudgetChecked } from './check-budget.js';
+import {
+  ended,
+  giveUp,
+  recheckLater,
+  unhandled,
+  type CompensationPass,
+  type Ended,
+  type GoingOn,
+} from './compensation-pass.js';
+import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
+
+/** The target is as the forward step left it (or its tool declares no precondition): the pass may send. */
+export type TargetChecked = ({ readonly kind: 'target-as-left' } & GoingOn) | Ended;
+
+/**
+ * Stage 3 of `runCompensation`: the precondition on the target, when the forward tool declares one
+ * (`checkPrecondition`):
+ *
+ * - as the forward step left it (or no check, or no forward step to check) → go on;
+ * - already in the compensated state → done already, with that evidence; nothing sent;
+ * - changed in another way → nothing sent, the pass gives up (a case: the run ends MANUAL_INTERVENTION);
+ * - the check cannot read the target → it waits, like an unknown outcome, and gives up once the unknown
+ *   wait of the forward tool has passed since the last attempt (or the row's creation), by the database's
+ *   clock.
+ */
+export async function checkTarget(
+  d: UnwindDeps,
+  pass: CompensationPass,
+  prev: BudgetChecked,
+): Promise<TargetChecked> {
+  switch (prev.kind) {
+    case 'ended':
+      return prev;
+    case 'within-budget':
+      return checkPreconditionOf(d, pass, prev);
+    default:
+      return unhandled(prev, 'stage result');
+  }
+}
+
+async function checkPreconditionOf(
+  d: UnwindDeps,
+  pass: CompensationPass,
+  go: GoingOn,
+): Promise<TargetChecked> {
+  const { comp } = pass;
+  const asLeft: TargetChecked = { ...go, kind: 'target-as-left' };
+  const forward = pass.steps.find((s) => s.step_idx === comp.step_idx);
+  const forwardTool = forward ? d.registry.get(forward.tool) : undefined;
+  if (!forward || !forwardTool) return asLeft;
+  const pre = await checkPrecondition(forwardTool, forward, pass.log);
+  const evidence = { ...preconditionEvidence(pre), forwardTool: forward.tool, target: forward.external_ref };
+  switch (pre.kind) {
+    case 'none':
+    case 'as_left':
+      return asLeft;
+    case 'already_compensated':
+      return ended(
+        {
+          kind: 'done-already',
+          cause: 'precondition: the target is already in the compensated state; nothing sent',
+          detail: evidence,
+          patch: { next_attempt_at: null, result: JSON.stringify(evidence) },
+          outcome: CompensationOutcome.ALREADY_COMPENSATED,
+          duplicates: false,
+        },
+        go.lookups,
+      );
+    case 'changed':
+      return ended(
+        giveUp(
+          `the target changed since the forward step (${pre.changed}); not overwritten`,
+          evidence,
+          CompensationOutcome.TARGET_CHANGED,
+          { name: 'PreconditionChanged', message: pre.changed, ...evidence },
+        ),
+        go.lookups,
+      );
+    case 'error': {
+      const since = comp.last_attempt_at ?? comp.created_at;
+      const deadline = await readDeadline(d.db, since, unknownWaitMs(d.config, forwardTool.lookupLagMs));
+      if (deadline.passed)
+        return ended(giveUp(`the precondition cannot be read: ${pre.error.message}`, evidence), go.lookups);
+      return ended(
+        recheckLater(dbNowPlus(backoffMs(d.config, comp.attempts + 1)), 'precondition failed'),
+        go.lookups,
+      );
+    }
+    default:
+      return unhandled(pre, 'precondition');
+  }
+}

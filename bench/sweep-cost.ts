@@ -4,7 +4,7 @@
  * Settled steps (CONFIRMED, in COMPLETED runs) are bulk-loaded with `generate_series`, copied column by
  * column from a real CONFIRMED row of the sustained phase (so every column, present or added by a later
  * migration, holds what the product writes), plus {@link STUCK_STEPS} UNKNOWN steps for the sweeps to find.
- * At each size, after ANALYZE, each periodic query runs BENCH_SCALE_REPEATS times and its median is kept:
+ * At each size, after VACUUM (ANALYZE) of the log's tables, each periodic query runs BENCH_SCALE_REPEATS times and its median is kept:
  * the reconciler's claim (in a transaction that is rolled back, so every repetition claims the same
  * rows), its scans, core's republish of unclaimed intents, and each saga-log gauge group as a scrape reads
  * it (core's own collector on a registry of its own, timed by its `saga_log_gauge_read_duration_seconds`).
@@ -86,20 +86,30 @@ function periodicQueries(db: SagaDb, schema: string): Timed {
   return queries;
 }
 
-/** Median ms of each query; a gauge group reports its own read duration (the scrape's other work excluded). */
+/**
+ * Median ms of each query; a gauge group reports its own read duration (the scrape's other work excluded).
+ * Every query runs in each round (rounds, not one query's repetitions back to back), after three warm-up
+ * rounds: sub-millisecond timings drift with what the machine did just before (a backend woken from idle,
+ * the bulk load that precedes the large size), and rounds spread that drift over every query alike.
+ */
 async function timeAll(queries: Timed, repeats: number): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const [name, q] of Object.entries(queries)) {
-    await q(); // warm: plan cache, buffers
-    const samples: number[] = [];
-    for (let i = 0; i < repeats; i++) {
+  const entries = Object.entries(queries);
+  const samples = new Map<string, number[]>(entries.map(([name]) => [name, []]));
+  // Why 3: one round warmed plans and buffers but the first timed rounds still read slower.
+  for (let w = 0; w < 3; w++) for (const [, q] of entries) await q();
+  for (let i = 0; i < repeats; i++)
+    for (const [name, q] of entries) {
       const t0 = performance.now();
       const reported = await q();
       const wall = performance.now() - t0;
-      samples.push(name.startsWith('gauge read:') && typeof reported === 'number' ? reported : wall);
+      samples
+        .get(name)!
+        .push(name.startsWith('gauge read:') && typeof reported === 'number' ? reported : wall);
     }
-    samples.sort((a, b) => a - b);
-    out[name] = samples[Math.floor(samples.length / 2)]!;
+  const out: Record<string, number> = {};
+  for (const [name, s] of samples) {
+    s.sort((a, b) => a - b);
+    out[name] = s[Math.floor(s.length / 2)]!;
   }
   return out;
 }
@@ -169,6 +179,17 @@ async function addStuck(db: SagaDb, schema: string): Promise<void> {
   );
 }
 
+/**
+ * Puts the log's tables in the same state before each size is timed: vacuumed (no dead row versions left by
+ * the sustained phase or the load, no autovacuum still due to run on them while the queries are timed) and
+ * analyzed. Why: with ANALYZE alone the small size was timed right after the sustained phase had churned
+ * `outbox`, `saga_log` and `runs`, while autovacuum worked on them, and every query read slower at 10⁴ than
+ * at 10⁶ (ratios 0.42 – 0.87), which says nothing about growth with the log.
+ */
+async function settleTables(db: SagaDb): Promise<void> {
+  await sql`VACUUM (ANALYZE) runs, saga_log, step_events, outbox, compensations`.execute(db);
+}
+
 export async function measureSweepCost(
   db: SagaDb,
   schema: string,
@@ -180,7 +201,7 @@ export async function measureSweepCost(
   const t0 = performance.now();
   await loadSettled(db, schema, 0, sizes.small);
   let loadSeconds = (performance.now() - t0) / 1000;
-  await sql`ANALYZE runs, saga_log`.execute(db);
+  await settleTables(db);
   say(`sweep cost at ${sizes.small.toLocaleString('en-US')} settled steps`);
   const small = await timeAll(queries, sizes.repeats);
   const t1 = performance.now();
@@ -189,7 +210,7 @@ export async function measureSweepCost(
   for (let i = sizes.small; i < sizes.large; i += SLICE)
     await loadSettled(db, schema, i, Math.min(sizes.large, i + SLICE));
   loadSeconds += (performance.now() - t1) / 1000;
-  await sql`ANALYZE runs, saga_log`.execute(db);
+  await settleTables(db);
   say(`sweep cost at ${sizes.large.toLocaleString('en-US')} settled steps`);
   const large = await timeAll(queries, sizes.repeats);
   return {

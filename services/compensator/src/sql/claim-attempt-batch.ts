@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import {
   mirrorCompensationStatus,
+  preparedAs,
   allowedCompensationSources,
   CompensationStatus,
   StepEventKind,
@@ -58,7 +59,8 @@ export const ATTEMPT_CAUSE = 'compensator: attempt';
  * before the commit leaves every compensation as it was, and none was sent. A claim whose compare-and-set
  * matched nothing (another compensator moved the row) is absent from the result: its pass sends nothing.
  *
- * Not prepared: planned each time, so that it follows `compensations` as it grows (see unwind-groups.ts).
+ * Prepared; planned on each execution all the same (`plan_cache_mode = force_custom_plan`, core's
+ * `pgConnectionConfig`), so it follows `compensations` as the table grows.
  */
 export async function claimAttemptBatch(
   db: SagaDb,
@@ -73,7 +75,9 @@ export async function claimAttemptBatch(
   const col = <T>(f: (x: AttemptClaim) => T): T[] => c.map(f);
   const evidence = c.flatMap((x) => x.evidence.map((e, ord) => ({ ...e, ord })));
   const ev = <T>(f: (e: (typeof evidence)[number]) => T): T[] => evidence.map(f);
-  const r = await sql<CompensationRow & { seen_status: string; claim_detail: string }>`
+  const r = await sql<
+    CompensationRow & { seen_status: string; claim_detail: string }
+  >`${preparedAs('comp_claim_attempt_batch')}
     WITH req AS (
       SELECT * FROM unnest(
         ${col((x) => x.runId)}::text[], ${col((x) => x.stepIdx)}::int[], ${col((x) => x.seenStatus)}::text[],

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import {
   mirrorCompensationStatus,
+  preparedAs,
   allowedCompensationSources,
   CompensationStatus,
   StepEventKind,
@@ -63,7 +64,8 @@ export interface AttemptOutcomeRecord {
  * nothing (the lease ran out and another compensator expired it) is absent from the result and nothing
  * was written for it.
  *
- * Not prepared: planned each time, so that it follows `compensations` as it grows (see unwind-groups.ts).
+ * Prepared; planned on each execution all the same (`plan_cache_mode = force_custom_plan`, core's
+ * `pgConnectionConfig`), so it follows `compensations` as the table grows.
  */
 export async function recordAttemptOutcomeBatch(
   db: SagaDb,
@@ -81,7 +83,9 @@ export async function recordAttemptOutcomeBatch(
   );
   const col = <T>(f: (x: AttemptOutcomeRecord) => T): T[] => rs.map(f);
   const o = (x: AttemptOutcomeRecord) => x.outcome;
-  const r = await sql<CompensationRow & { ev_cause: string; ev_detail: string }>`
+  const r = await sql<
+    CompensationRow & { ev_cause: string; ev_detail: string }
+  >`${preparedAs('comp_record_attempt_outcome_batch')}
     WITH req AS (
       SELECT * FROM unnest(
         ${col((x) => x.runId)}::text[], ${col((x) => x.stepIdx)}::int[], ${col((x) => o(x).to)}::text[],

@@ -1,17 +1,16 @@
-import { checkPrecondition, dbNowPlus, preconditionEvidence, readDeadline } from '@agent-saga/core';
+import { checkPrecondition, preconditionEvidence } from '@agent-saga/core';
 import { CompensationOutcome } from '../metrics/compensator-metrics.js';
-import { backoffMs } from './backoff.js';
 import type { BudgetChecked } from './check-budget.js';
 import {
   ended,
   giveUp,
-  recheckLater,
   unhandled,
   type CompensationPass,
   type Ended,
   type GoingOn,
 } from './compensation-pass.js';
-import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
+import { giveUpOrRecheck } from './give-up-or-recheck.js';
+import type { UnwindDeps } from './unwind-deps.js';
 
 /** The target is as the forward step left it (or its tool declares no precondition): the pass may send. */
 export type TargetChecked = ({ readonly kind: 'target-as-left' } & GoingOn) | Ended;
@@ -80,16 +79,16 @@ async function checkPreconditionOf(
         ),
         go.lookups,
       );
-    case 'error': {
-      const since = comp.last_attempt_at ?? comp.created_at;
-      const deadline = await readDeadline(d.db, since, unknownWaitMs(d.config, forwardTool.lookupLagMs));
-      if (deadline.passed)
-        return ended(giveUp(`the precondition cannot be read: ${pre.error.message}`, evidence), go.lookups);
-      return ended(
-        recheckLater(dbNowPlus(backoffMs(d.config, comp.attempts + 1)), 'precondition failed'),
-        go.lookups,
-      );
-    }
+    case 'error':
+      return giveUpOrRecheck(d, {
+        since: comp.last_attempt_at ?? comp.created_at,
+        lookupLagMs: forwardTool.lookupLagMs,
+        attemptNo: comp.attempts + 1,
+        giveUpReason: `the precondition cannot be read: ${pre.error.message}`,
+        evidence,
+        recheckWhy: 'precondition failed',
+        lookups: go.lookups,
+      });
     default:
       return unhandled(pre, 'precondition');
   }

@@ -1,20 +1,16 @@
 import {
   CompensationStatus,
-  dbNowPlus,
   lookupByKey,
   lookupEvidence,
-  readDeadline,
   settleFromLookup,
   StepEventKind,
   type LookupObservation,
   type LookupSettlement,
 } from '@agent-saga/core';
 import { CompensationOutcome } from '../metrics/compensator-metrics.js';
-import { backoffMs } from './backoff.js';
 import { argsForLookup } from './resolve-command-refs.js';
 import {
   ended,
-  giveUp,
   recheckLater,
   unhandled,
   type CompensationPass,
@@ -22,7 +18,8 @@ import {
   type GoingOn,
 } from './compensation-pass.js';
 import type { ToolFound } from './find-tool.js';
-import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
+import { giveUpOrRecheck } from './give-up-or-recheck.js';
+import type { UnwindDeps } from './unwind-deps.js';
 
 /**
  * The lookup found nothing that settles the compensation: absent, or (before any attempt that may have
@@ -115,10 +112,15 @@ async function lookUp(d: UnwindDeps, pass: CompensationPass, go: GoingOn): Promi
     case 'lookup-error': {
       // Nothing sent yet that could have taken effect: the key keeps the send safe.
       if (comp.status !== CompensationStatus.UNKNOWN) return { ...go, kind: 'not-found', lookups };
-      const deadline = await readDeadline(d.db, sentAt, unknownWaitMs(d.config, go.tool.lookupLagMs));
-      if (deadline.passed)
-        return ended(giveUp(`outcome unknown and lookups fail: ${v.error.message}`, evidence), lookups);
-      return ended(recheckLater(dbNowPlus(backoffMs(d.config, comp.attempts)), 'lookup failed'), lookups);
+      return giveUpOrRecheck(d, {
+        since: sentAt,
+        lookupLagMs: go.tool.lookupLagMs,
+        attemptNo: comp.attempts,
+        giveUpReason: `outcome unknown and lookups fail: ${v.error.message}`,
+        evidence,
+        recheckWhy: 'lookup failed',
+        lookups,
+      });
     }
     case 'absent':
       return { ...go, kind: 'not-found', lookups };

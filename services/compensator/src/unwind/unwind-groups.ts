@@ -31,13 +31,12 @@ import { recordAttemptOutcomeBatch, type AttemptOutcomeRecord } from '../sql/rec
  * - `outcome`: an attempt's outcome under its lease (`recordAttemptOutcomeBatch`; null: lease lost);
  * - `finish`: a run's terminal move when nothing else is written (`finishRunsBatch`; null: not moved).
  *
- * The two statements that update `compensations` (`claim`, `outcome`) are not prepared (`preparedAs`): a
- * prepared statement keeps the plan of its first executions, and an unwind starts on a `compensations`
- * table with no rows and no statistics, where a hash join over a sequential scan is the cheapest plan;
- * kept, it read the whole table on every statement as the table grew (at 20,000 runs, 23 million rows read
- * in a bench). Planned each time, they follow the table; planning costs under a millisecond, shared by the
- * runs of the group. The others are prepared, written so that any plan finds rows by primary key (see
- * `readRunStates`, `finishRunsBatch`).
+ * Every statement is prepared and written so that any plan finds rows by primary key (see `readRunStates`,
+ * `finishRunsBatch`). An unwind starts on a `compensations` table with no rows and no statistics, where a
+ * hash join over a sequential scan is the cheapest plan; a prepared statement that kept that plan read the
+ * whole table on every statement as it grew (at 20,000 runs, 23 million rows read in a bench). Connections
+ * plan each execution (`plan_cache_mode = force_custom_plan`, core's `pgConnectionConfig`), so no plan made
+ * on the empty table is kept; planning is shared by the runs of a group.
  *
  * The rarer moves (a lookup that finds the compensation done, a precondition's verdict, a lease expired,
  * giving up, a run with cases or corrections) stay one row per transaction (core's `transitionCompensation`,

@@ -12,18 +12,19 @@ const SERVICES = readdirSync(`${import.meta.dirname}/services`, { withFileTypes:
   .filter((d) => d.isDirectory())
   .map((d) => d.name);
 
-/** The source folders the boundary rules watch: what ships (and the sandbox, a service like the others). */
-const SRC = ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts'];
+/** The source folders the boundary rules watch: what ships, and the development tools (the sandbox). */
+const SRC = ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts', 'tools/*/src/**/*.ts'];
 
 /**
- * Production code: every package's and service's src, except the sandbox (a stand-in for the vendors, used by
- * tests and demos) and core's `testing` entry point (`@agent-saga/core/testing`, a test helper itself).
+ * Production code: every package's and service's src, except core's `testing` entry point
+ * (`@agent-saga/core/testing`, a test helper itself). The development tools under `tools/` (the sandbox, a
+ * stand-in for the vendors used by tests, the demo and the soak) are not production code.
  */
 const PRODUCTION = [
   'packages/{cli,client,connectors}/src/**',
   'packages/saga-core/src/*.ts',
   'packages/saga-core/src/!(testing)/**',
-  ...SERVICES.filter((s) => s !== 'sandbox').map((s) => `services/${s}/src/**`),
+  ...SERVICES.map((s) => `services/${s}/src/**`),
 ];
 
 /**
@@ -43,13 +44,19 @@ const ZONES = [
   },
   {
     target: PRODUCTION,
-    from: ['services/sandbox/**'],
+    from: ['tools/**'],
     message:
       'Production code never imports the sandbox: it is a stand-in for the vendors, for tests and demos.',
   },
   {
     target: PRODUCTION,
-    from: ['test/**', 'packages/*/test/**', 'services/*/test/**', 'packages/saga-core/src/testing/**'],
+    from: [
+      'test/**',
+      'packages/*/test/**',
+      'services/*/test/**',
+      'tools/*/test/**',
+      'packages/saga-core/src/testing/**',
+    ],
     message: 'Production code never imports test helpers (test/, */test/, @agent-saga/core/testing).',
   },
 ];

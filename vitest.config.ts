@@ -14,7 +14,12 @@ const env = Object.fromEntries(
  */
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'services/*/test/**/*.test.ts',
+      'tools/*/test/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
     env,
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -52,7 +52,7 @@ describe('import directions', () => {
 
   it('core importing a service or a connector is reported', async () => {
     const messages = await lintAt(
-      'packages/saga-core/src/saga-log/probe.ts',
+      'packages/saga-core/src/steps/probe.ts',
       [
         "import { startReconciler } from '@agent-saga/reconciler';",
         "import { stripeTools } from '@agent-saga/connectors';",
@@ -107,8 +107,8 @@ describe('import directions', () => {
         'packages/cli/src/probe.ts',
         "import { migrateConnectorTables } from '@agent-saga/connectors/migrations';",
       ],
-      ['packages/saga-core/src/testing/probe.ts', "import { RunStatus } from '../statuses.js';"],
-      ['services/sandbox/src/probe.ts', "import { startSandbox } from './index.js';"],
+      ['packages/saga-core/src/testing/probe.ts', "import { RunStatus } from '../runs/run-status.js';"],
+      ['tools/sandbox/src/probe.ts', "import { startSandbox } from './index.js';"],
       // Tests may import anything, a service's tests another service's harness included.
       [
         'services/compensator/test/probe.ts',

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSagaClient, RunNotRunningError } from '@agent-saga/client';
+import { withEmailDrafts } from '@agent-saga/connectors';
 import { createApiToken } from '@agent-saga/core';
 import { callUntilSettled } from './fixtures/support-flow.js';
 import { startSupportHarness, type SupportHarness } from './fixtures/support-harness.js';
@@ -153,7 +154,7 @@ describe('the pivot, end to end', () => {
     expect(after.refunds).toBe(0);
     expect(after.ticket).toBeUndefined();
     expect(after.emailsTo.length).toBe(sentBefore);
-    const drafts = await h.env.db
+    const drafts = await withEmailDrafts(h.env.db)
       .selectFrom('email_drafts')
       .select('status')
       .where('idempotency_key', '=', run.steps[0]!.idempotencyKey)

@@ -3,6 +3,7 @@
  * so its ledger holds that run's effects alone) and from the email drafts the harness keeps itself; and
  * the two runs' counts side by side.
  */
+import { withEmailDrafts } from '@agent-saga/connectors';
 import type { SagaDb } from '@agent-saga/core';
 import { money, printColumns } from './ledger-printer.js';
 import type { Ledger } from './sandbox-admin.js';
@@ -33,7 +34,7 @@ export async function countPivotRun(
 ): Promise<PivotCounts> {
   const intents = ledger.stripe.paymentIntents;
   const issues = ledger.jira.issues;
-  const drafts = await db
+  const drafts = await withEmailDrafts(db)
     .selectFrom('email_drafts')
     .select('status')
     .where('idempotency_key', '=', draftKey)

@@ -1,5 +1,5 @@
 /**
- * The sandbox, seen from the demo: a separate process (`services/sandbox/src/main.ts`) on free ports, and
+ * The sandbox, seen from the demo: a separate process (`tools/sandbox/src/main.ts`) on free ports, and
  * its admin API over HTTP (docs/sandbox.md, "Admin API"): faults, reset and the ledger of effects. The
  * client and the process's environment are the sandbox package's, shared with the soak.
  */
@@ -40,7 +40,7 @@ export async function startSandboxProcess(supervisor: ProcessSupervisor): Promis
   const client = sandboxAdminClient(urls.admin);
   const proc = supervisor.start(
     'sandbox',
-    'services/sandbox/src/main.ts',
+    'tools/sandbox/src/main.ts',
     sandboxProcessEnv(ports, DEMO_SEARCH_LAG_MS),
   );
   return {

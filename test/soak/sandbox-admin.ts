@@ -1,5 +1,5 @@
 /**
- * The vendor sandbox as the soak drives it: its own process (`services/sandbox/src/main.ts`, what
+ * The vendor sandbox as the soak drives it: its own process (`tools/sandbox/src/main.ts`, what
  * `pnpm sandbox` runs) on free ports, and its admin API over HTTP (docs/sandbox.md, "Admin API"): the
  * soak's orders seeded, lost answers armed as faults, the ledger of effects read at the end. The client,
  * the process's environment and the connectors' are the sandbox package's, shared with the demo.

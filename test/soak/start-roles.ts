@@ -22,7 +22,7 @@ export type ProcessName = RoleName | 'sandbox';
 const DISPATCHER_BIN = 'services/dispatcher/src/bin';
 /** Where each process's entry point lives, relative to the repository root. */
 export const ENTRY: Readonly<Record<ProcessName, string>> = {
-  sandbox: 'services/sandbox/src/main.ts',
+  sandbox: 'tools/sandbox/src/main.ts',
   api: `${DISPATCHER_BIN}/api.ts`,
   relay: `${DISPATCHER_BIN}/relay.ts`,
   'executor#1': `${DISPATCHER_BIN}/executor.ts`,

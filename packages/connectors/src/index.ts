@@ -38,6 +38,13 @@ export {
   type RenderedEmail,
 } from './email/email-templates.js';
 export { DEFAULT_EMAIL_TEMPLATES } from './email/default-email-templates.js';
+export {
+  EmailDraftStatus,
+  withEmailDrafts,
+  type EmailDraftsTable,
+  type EmailDraftRow,
+  type EmailDraftsDb,
+} from './email/email-drafts-table.js';
 export { SAGA_KEY_TAG } from './email/resend-connection.js';
 // --- Shipping ---
 export { shippingConfigFromEnv, type ShippingConfig } from './shipping/shipping-config.js';

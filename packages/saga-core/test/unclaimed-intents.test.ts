@@ -18,7 +18,7 @@ import {
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { intendedStep } from './intended-step.js';
 import { unclaimedIntentsQuery } from '../src/metrics/read-backlog-gauges.js';
-import { lockUnclaimedIntents } from '../src/saga-log/republish-unclaimed-intents.js';
+import { lockUnclaimedIntents } from '../src/outbox/republish-unclaimed-intents.js';
 
 let env: TestEnv;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * The rule of the write forms (src/saga-log/README.md): the single (or slow) form and the batch form of each
+ * The rule of the write forms (src/steps/README.md): the single (or slow) form and the batch form of each
  * hot write, run on equal inputs, write the same rows, the same events, the same outbox messages and the
  * same NOTIFYs; a batch writes nothing at all for an input its compare-and-set does not match. Each pair
  * runs here on two runs that differ only by their id (and so their keys), and what each wrote is compared

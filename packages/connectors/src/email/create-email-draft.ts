@@ -1,4 +1,5 @@
-import { Audience, defineTool, ref, ToolClass, type EmailDraftRow, type SagaDb } from '@agent-saga/core';
+import { Audience, defineTool, ref, ToolClass, type SagaDb } from '@agent-saga/core';
+import type { EmailDraftRow } from './email-drafts-table.js';
 import { renderEmail, type EmailTemplates } from './email-templates.js';
 import { findDraftByKey, insertDraft } from './email-draft-store.js';
 import { emailArgs } from './send-email.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ClientError, EmailDraftStatus, type EmailDraftRow, type SagaDb } from '@agent-saga/core';
+import { ClientError, type SagaDb } from '@agent-saga/core';
+import { EmailDraftStatus, withEmailDrafts, type EmailDraftRow } from './email-drafts-table.js';
 
 /**
  * The SQL of the harness's own email drafts (table `email_drafts`, owned by the connectors' migration list,
@@ -23,7 +24,7 @@ export interface NewDraft {
  * NOTHING`): a re-sent create is one draft. Returns the row either way.
  */
 export async function insertDraft(db: SagaDb, draft: NewDraft): Promise<EmailDraftRow> {
-  await db
+  await withEmailDrafts(db)
     .insertInto('email_drafts')
     .values({
       draft_id: `edr_${randomBytes(12).toString('hex')}`,
@@ -51,7 +52,7 @@ export async function findDraftByKey(
   tenantId: string,
   key: string,
 ): Promise<EmailDraftRow | undefined> {
-  return db
+  return withEmailDrafts(db)
     .selectFrom('email_drafts')
     .selectAll()
     .where('tenant_id', '=', tenantId)
@@ -65,7 +66,7 @@ export async function findDeletionByKey(
   tenantId: string,
   deletionKey: string,
 ): Promise<EmailDraftRow | undefined> {
-  return db
+  return withEmailDrafts(db)
     .selectFrom('email_drafts')
     .selectAll()
     .where('tenant_id', '=', tenantId)
@@ -82,7 +83,7 @@ export async function markDraftDeleted(
   db: SagaDb,
   input: { readonly tenantId: string; readonly draftId: string; readonly deletionKey: string },
 ): Promise<{ readonly row: EmailDraftRow; readonly alreadyDeleted: boolean }> {
-  const updated = await db
+  const updated = await withEmailDrafts(db)
     .updateTable('email_drafts')
     .set({ status: EmailDraftStatus.DELETED, deleted_at: new Date(), deletion_key: input.deletionKey })
     .where('tenant_id', '=', input.tenantId)
@@ -91,7 +92,7 @@ export async function markDraftDeleted(
     .returningAll()
     .executeTakeFirst();
   if (updated !== undefined) return { row: updated, alreadyDeleted: false };
-  const existing = await db
+  const existing = await withEmailDrafts(db)
     .selectFrom('email_drafts')
     .selectAll()
     .where('tenant_id', '=', input.tenantId)

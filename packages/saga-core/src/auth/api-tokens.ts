@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { SagaDb } from '../db/connect.js';
-import type { TokenRole } from '../statuses.js';
+import type { TokenRole } from './token-role.js';
 
 /** What a bearer token grants: one tenant, one role. */
 export interface Principal {

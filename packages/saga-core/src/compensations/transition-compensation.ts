@@ -1,11 +1,12 @@
 import { sql, type UpdateObject } from 'kysely';
-import { COMPENSATION_TRANSITIONS } from '../compensation-transitions.js';
+import { COMPENSATION_TRANSITIONS } from './compensation-transitions.js';
 import type { SagaTrx } from '../db/connect.js';
 import { compareAndSet, type CasGuard } from '../db/compare-and-set.js';
 import type { CompensationRow, Database } from '../db/schema.js';
-import { InvalidTransitionError } from '../errors.js';
-import { appendStepEvent } from '../saga-log/append-event.js';
-import { StepEventKind, type CompensationStatus } from '../statuses.js';
+import { InvalidTransitionError } from '../errors/errors.js';
+import { appendStepEvent } from '../steps/append-event.js';
+import { StepEventKind } from '../steps/step-event-kind.js';
+import { type CompensationStatus } from './compensation-status.js';
 import { mirrorCompensationStatus } from './mirror-compensation-status.js';
 
 export interface CompensationTransition {

@@ -1,7 +1,7 @@
 import { Migrator, sql, type Migration, type MigrationResult } from 'kysely';
 import { SCHEMA_NAME, type SagaDb } from './connect.js';
 import { EXPECTED_SCHEMA_VERSION, MIGRATIONS } from './migrations/index.js';
-import { SchemaVersionMismatchError } from '../errors.js';
+import { SchemaVersionMismatchError } from '../errors/errors.js';
 
 const MIGRATION_TABLE = 'saga_migration';
 

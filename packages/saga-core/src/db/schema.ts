@@ -1,17 +1,13 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type {
-  ApprovalKind,
-  ApprovalStatus,
-  CompensationStatus,
-  CorrectionStatus,
-  EmailDraftStatus,
-  ReviewStatus,
-  RunStatus,
-  StepEventKind,
-  StepStatus,
-  TokenRole,
-  ToolClass,
-} from '../statuses.js';
+import type { ApprovalKind, ApprovalStatus } from '../review/approvals/approval-status.js';
+import type { CompensationStatus } from '../compensations/compensation-status.js';
+import type { CorrectionStatus } from '../review/corrections/correction-status.js';
+import type { ReviewStatus } from '../review/cases/case-status.js';
+import type { RunStatus } from '../runs/run-status.js';
+import type { StepEventKind } from '../steps/step-event-kind.js';
+import type { StepStatus } from '../steps/step-status.js';
+import type { TokenRole } from '../auth/token-role.js';
+import type { ToolClass } from '../tools/tool-class.js';
 
 type Json<T = unknown> = ColumnType<T, string, string>;
 type JsonNullable<T = unknown> = ColumnType<T | null, string | null | undefined, string | null>;
@@ -129,24 +125,6 @@ export interface ApiTokensTable {
   revoked_at: Date | null;
 }
 
-/**
- * Email drafts kept by the harness (migration 0002): the email provider has no drafts, so
- * `create_email_draft` writes here under its step key and `delete_email_draft` marks the row deleted under
- * its own key (`deletion_key`), so both effects can be found by key.
- */
-export interface EmailDraftsTable {
-  draft_id: string;
-  tenant_id: string;
-  idempotency_key: string;
-  to: string;
-  template: string;
-  vars: Json<Record<string, unknown>>;
-  status: EmailDraftStatus;
-  deletion_key: string | null;
-  created_at: Generated<Date>;
-  deleted_at: Date | null;
-}
-
 /** One step's compensation (migration 0004): its intent log, keyed like the step. */
 export interface CompensationsTable {
   run_id: string;
@@ -243,7 +221,6 @@ export interface Database {
   step_events: StepEventsTable;
   outbox: OutboxTable;
   api_tokens: ApiTokensTable;
-  email_drafts: EmailDraftsTable;
   compensations: CompensationsTable;
   corrections: CorrectionsTable;
   cases: CasesTable;
@@ -256,7 +233,6 @@ export type NewStepRow = Insertable<SagaLogTable>;
 export type StepPatch = Updateable<SagaLogTable>;
 export type StepEventRow = Selectable<StepEventsTable>;
 export type OutboxRow = Selectable<OutboxTable>;
-export type EmailDraftRow = Selectable<EmailDraftsTable>;
 export type CompensationRow = Selectable<CompensationsTable>;
 export type CorrectionRow = Selectable<CorrectionsTable>;
 export type CaseRow = Selectable<CasesTable>;

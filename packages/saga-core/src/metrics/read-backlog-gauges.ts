@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
-import { CompensationStatus, StepStatus, UNRESOLVED_STEP_STATUSES, valuesOf } from '../statuses.js';
+import { CompensationStatus } from '../compensations/compensation-status.js';
+import { StepStatus, UNRESOLVED_STEP_STATUSES } from '../steps/step-status.js';
+import { valuesOf } from '../util/values-of.js';
 import { literals } from './sql-literals.js';
 
 /** How much of something waits, and for how long the oldest has. */

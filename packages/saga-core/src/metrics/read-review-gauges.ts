@@ -1,13 +1,10 @@
 import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
-import {
-  ApprovalKind,
-  ApprovalStatus,
-  Audience,
-  CorrectionStatus,
-  ReviewStatus,
-  valuesOf,
-} from '../statuses.js';
+import { ApprovalKind, ApprovalStatus } from '../review/approvals/approval-status.js';
+import { Audience } from '../review/corrections/audience.js';
+import { CorrectionStatus } from '../review/corrections/correction-status.js';
+import { ReviewStatus } from '../review/cases/case-status.js';
+import { valuesOf } from '../util/values-of.js';
 import type { Backlog } from './read-backlog-gauges.js';
 
 /** The pending approvals of one kind. */

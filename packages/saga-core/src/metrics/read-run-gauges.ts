@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
-import { OPEN_RUN_STATUSES, RunStatus, valuesOf } from '../statuses.js';
+import { OPEN_RUN_STATUSES, RunStatus } from '../runs/run-status.js';
+import { valuesOf } from '../util/values-of.js';
 import { literals } from './sql-literals.js';
 
 /** Every run of the log, by status. */

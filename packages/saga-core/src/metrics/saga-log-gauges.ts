@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SagaDb } from '../db/connect.js';
-import type { Logger } from '../logger.js';
-import { valuesOf } from '../statuses.js';
+import type { Logger } from '../process/logger.js';
+import { valuesOf } from '../util/values-of.js';
 import {
   readOpenCompensations,
   readStaleOutbox,

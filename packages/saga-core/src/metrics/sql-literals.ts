@@ -3,7 +3,7 @@ import { sql, type RawBuilder } from 'kysely';
 /**
  * `'A', 'B'` as SQL literals, not parameters: a partial index is used only when the planner can prove its
  * predicate from the query's text, and a bound parameter proves nothing. The values are status constants
- * from `statuses.ts`, never input.
+ * from the status objects, never input.
  */
 export const literals = (values: readonly string[]): RawBuilder<unknown> =>
   sql.join(

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { outboxChannel, type SagaTrx } from '../db/connect.js';
+import { outboxChannel } from '../db/channels.js';
+import type { SagaTrx } from '../db/connect.js';
 import type { StepRow } from '../db/schema.js';
 import { EXECUTE_TOPIC, executeDispatch } from './execute-job.js';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from './logger.js';
 import { withinMs } from './within-ms.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from './logger.js';
 import { CLOSE_TIMEOUT_MS, closeWithin } from './close-within.js';
 
 /**

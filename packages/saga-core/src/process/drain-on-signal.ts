@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from './logger.js';
 
 /**
  * SIGTERM and SIGINT drain the process once: `drain` runs (stop taking work, finish what is running, close

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb, type DbOptions, type SagaDb } from '../db/connect.js';
 import { assertSchemaVersion } from '../db/migrate.js';
-import type { BaseConfig } from '../config.js';
-import type { Logger } from '../logger.js';
-import { SchemaVersionMismatchError } from '../errors.js';
+import type { BaseConfig } from './config.js';
+import type { Logger } from './logger.js';
+import { SchemaVersionMismatchError } from '../errors/errors.js';
 
 /** The settings a role's Postgres connections are made from. */
 export type SagaDbConfig = Pick<

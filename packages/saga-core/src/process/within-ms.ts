@@ -1,4 +1,4 @@
-import { WaitTimeoutError } from '../errors.js';
+import { WaitTimeoutError } from '../errors/errors.js';
 
 /**
  * Resolves or rejects as `work` does, or rejects with {@link WaitTimeoutError} once `ms` have passed,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { OutcomeUnknownError, SagaError } from '../errors.js';
-import { ErrorCode } from '../error-code.js';
+import { OutcomeUnknownError, SagaError } from '../errors/errors.js';
+import { ErrorCode } from '../errors/error-code.js';
 import type { AnyTool, ToolContext, ToolEffect } from './define-tool.js';
 import { runUnderDeadline } from './run-under-deadline.js';
 

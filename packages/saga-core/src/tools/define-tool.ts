@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { ToolClass, valuesOf, type Audience } from '../statuses.js';
-import { ToolDefinitionError } from '../errors.js';
+import { ToolClass } from './tool-class.js';
+import { valuesOf } from '../util/values-of.js';
+import { type Audience } from '../review/corrections/audience.js';
+import { ToolDefinitionError } from '../errors/errors.js';
 
 /** What a tool receives with every call. */
 export interface ToolContext {

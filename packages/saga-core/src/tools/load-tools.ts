@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ToolDefinitionError } from '../errors.js';
+import { ToolDefinitionError } from '../errors/errors.js';
 import { createToolRegistry, type ToolRegistry } from './tool-registry.js';
 
 /**

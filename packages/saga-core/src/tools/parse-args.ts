@@ -1,4 +1,4 @@
-import { InvalidArgsError } from '../errors.js';
+import { InvalidArgsError } from '../errors/errors.js';
 import type { z } from 'zod';
 import type { AnyTool } from './define-tool.js';
 

@@ -1,4 +1,4 @@
-import { OutcomeUnknownError } from '../errors.js';
+import { OutcomeUnknownError } from '../errors/errors.js';
 
 /** What a call bounded by {@link runUnderDeadline} came to. `reason` names which signal cut it off. */
 export type DeadlineResult<T> =

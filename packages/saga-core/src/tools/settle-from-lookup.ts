@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { SagaDb } from '../db/connect.js';
-import { readLookupLag, type LookupLag } from '../saga-log/lookup-lag.js';
+import { readLookupLag, type LookupLag } from './lookup-lag.js';
 import type { AnyTool, ToolEffect } from './define-tool.js';
 import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup-by-key.js';
 

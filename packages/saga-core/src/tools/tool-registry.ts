@@ -1,5 +1,5 @@
-import { ToolClass } from '../statuses.js';
-import { ToolDefinitionError, ToolNotRegisteredError } from '../errors.js';
+import { ToolClass } from './tool-class.js';
+import { ToolDefinitionError, ToolNotRegisteredError } from '../errors/errors.js';
 import { defineTool, type AnyTool } from './define-tool.js';
 
 export interface ToolRegistry {

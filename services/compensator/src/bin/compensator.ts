@@ -7,39 +7,28 @@
 import {
   bullmqProducerConnection,
   bullmqWorkerConnection,
-  closeWithin,
-  postgresProbe,
   createCrashPoints,
-  openSagaDb,
-  createLogger,
-  drainOnSignal,
-  exitOnStartFailure,
   loadToolRegistry,
-  startMetricsServer,
-  stopMetricsServer,
-  type Logger,
+  runRole,
 } from '@agent-saga/core';
 import { loadCompensatorConfig } from '../config.js';
 import { createCompensatorMetrics } from '../metrics/compensator-metrics.js';
 import { createUnwindQueue } from '../queue/unwind-queue.js';
 import { createCompensatorWorker } from '../worker/compensator-worker.js';
 
-async function main(): Promise<void> {
-  let logger: Logger | undefined;
-  try {
-    const config = loadCompensatorConfig();
-    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-compensator' });
-    const { db, dbOptions } = await openSagaDb(config, 'compensator', config.DB_POOL_SIZE, logger);
+await runRole({
+  name: 'compensator',
+  loadConfig: loadCompensatorConfig,
+  poolSize: (config) => config.DB_POOL_SIZE,
+  async start({ config, logger, db, dbOptions }) {
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     // The worker waits for Redis through an outage; the queue (the sweep's adds, readiness) fails fast,
     // and the next sweep adds again.
-    const connection = bullmqWorkerConnection(config.REDIS_URL);
     const queue = createUnwindQueue(
       bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
       config.SAGA_QUEUE_PREFIX,
     );
-    const log = logger;
-    queue.on('error', (err) => log.warn({ err }, 'redis error on the unwind queue; reconnecting'));
+    queue.on('error', (err) => logger.warn({ err }, 'redis error on the unwind queue; reconnecting'));
     const metrics = createCompensatorMetrics(db, {
       sagaLogGauges: config.SAGA_LOG_GAUGES,
       sagaLogGaugesCacheMs: config.SAGA_LOG_GAUGES_CACHE_MS,
@@ -52,41 +41,23 @@ async function main(): Promise<void> {
       config,
       crash: createCrashPoints(config.SAGA_CRASH_POINTS),
       logger,
-      connection,
+      connection: bullmqWorkerConnection(config.REDIS_URL),
       queue,
       listenDb: dbOptions,
       metrics,
     });
     await compensator.start();
-    const metricsServer =
-      config.METRICS_PORT > 0
-        ? await startMetricsServer(metrics.registry, config.METRICS_PORT, {
-            database: postgresProbe(db),
-            redis: () => queue.count(),
-          })
-        : undefined;
-    drainOnSignal({
-      logger,
-      async drain() {
-        await compensator.close(config.COMPENSATOR_DRAIN_MS);
-        if (metricsServer) await stopMetricsServer(metricsServer);
-        await closeWithin('the unwind queue', () => queue.close(), log);
-        await db.destroy();
-      },
+    return {
+      stopWork: () => compensator.close(config.COMPENSATOR_DRAIN_MS),
       hurry: () => compensator.abortRunning(),
-    });
-    logger.info(
-      {
+      metrics: { registry: metrics.registry, redis: () => queue.count() },
+      connections: [{ what: 'the unwind queue', close: () => queue.close() }],
+      startedLog: {
         workerId: compensator.workerId,
         concurrency: config.COMPENSATOR_CONCURRENCY,
         schema: config.SAGA_DB_SCHEMA,
         metricsPort: config.METRICS_PORT,
       },
-      'compensator started',
-    );
-  } catch (err) {
-    exitOnStartFailure(logger, err);
-  }
-}
-
-await main();
+    };
+  },
+});

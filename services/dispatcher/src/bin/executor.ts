@@ -5,33 +5,22 @@
  * and record UNKNOWN.
  */
 import {
+  bullmqProducerConnection,
+  bullmqWorkerConnection,
   createCrashPoints,
-  openSagaDb,
-  createLogger,
-  drainOnSignal,
-  exitOnStartFailure,
   loadToolRegistry,
-  startMetricsServer,
-  stopMetricsServer,
-  type Logger,
+  runRole,
 } from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
 import { createExecutorWorker } from '../executor/executor-worker.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
-import {
-  bullmqProducerConnection,
-  bullmqWorkerConnection,
-  closeWithin,
-  postgresProbe,
-} from '@agent-saga/core';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 
-async function main(): Promise<void> {
-  let logger: Logger | undefined;
-  try {
-    const config = loadDispatcherConfig();
-    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-executor' });
-    const { db } = await openSagaDb(config, 'executor', config.DB_POOL_SIZE, logger);
+await runRole({
+  name: 'executor',
+  loadConfig: loadDispatcherConfig,
+  poolSize: (config) => config.DB_POOL_SIZE,
+  async start({ config, logger, db }) {
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     const metrics = createWorkerMetrics(
       'executor',
@@ -56,35 +45,17 @@ async function main(): Promise<void> {
             config.SAGA_QUEUE_PREFIX,
           )
         : undefined;
-    const log = logger;
-    probeQueue?.on('error', (err) => log.debug({ err }, 'redis error on the readiness connection'));
-    const metricsServer = probeQueue
-      ? await startMetricsServer(metrics.registry, config.METRICS_PORT, {
-          database: postgresProbe(db),
-          redis: () => probeQueue.count(),
-        })
-      : undefined;
-    drainOnSignal({
-      logger,
-      async drain() {
-        await executor.close(config.EXECUTOR_DRAIN_MS);
-        if (metricsServer) await stopMetricsServer(metricsServer);
-        if (probeQueue) await closeWithin('the readiness connection', () => probeQueue.close(), log);
-        await db.destroy();
-      },
+    probeQueue?.on('error', (err) => logger.debug({ err }, 'redis error on the readiness connection'));
+    return {
+      stopWork: () => executor.close(config.EXECUTOR_DRAIN_MS),
       hurry: () => executor.abortRunning(),
-    });
-    logger.info(
-      {
+      metrics: probeQueue ? { registry: metrics.registry, redis: () => probeQueue.count() } : undefined,
+      connections: probeQueue ? [{ what: 'the readiness connection', close: () => probeQueue.close() }] : [],
+      startedLog: {
         workerId: executor.workerId,
         concurrency: config.EXECUTOR_CONCURRENCY,
         tools: registry.list().length,
       },
-      'executor started',
-    );
-  } catch (err) {
-    exitOnStartFailure(logger, err);
-  }
-}
-
-await main();
+    };
+  },
+});

@@ -4,46 +4,33 @@
  * sweep or claim starts, the lookups under way finish and record, then the process exits 0.
  */
 import {
-  openSagaDb,
-  createLogger,
-  drainOnSignal,
-  exitOnStartFailure,
+  bullmqProducerConnection,
+  bullmqWorkerConnection,
   loadToolRegistry,
-  startMetricsServer,
-  stopMetricsServer,
-  type Logger,
+  runRole,
 } from '@agent-saga/core';
 import { loadReconcilerConfig } from '../config.js';
 import { createReconcilerMetrics } from '../metrics/reconciler-metrics.js';
-import {
-  bullmqProducerConnection,
-  bullmqWorkerConnection,
-  closeWithin,
-  postgresProbe,
-} from '@agent-saga/core';
 import { keepReconcileSchedulers } from '../queue/keep-reconcile-schedulers.js';
 import { createReconcileQueue, upsertReconcileSchedulers } from '../queue/reconcile-queue.js';
 import { createReconcilerWorker } from '../worker/reconciler-worker.js';
 
-async function main(): Promise<void> {
-  let logger: Logger | undefined;
-  try {
-    const config = loadReconcilerConfig();
-    logger = createLogger({ level: config.LOG_LEVEL, name: 'saga-reconciler' });
-    const { db } = await openSagaDb(config, 'reconciler', config.DB_POOL_SIZE, logger);
+await runRole({
+  name: 'reconciler',
+  loadConfig: loadReconcilerConfig,
+  poolSize: (config) => config.DB_POOL_SIZE,
+  async start({ config, logger, db }) {
     const registry = await loadToolRegistry(config.SAGA_TOOLS);
     // The worker waits for Redis through an outage; the queue (schedulers, readiness) fails fast.
-    const connection = bullmqWorkerConnection(config.REDIS_URL);
     const queue = createReconcileQueue(
       bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
       config.SAGA_QUEUE_PREFIX,
     );
-    const log = logger;
-    queue.on('error', (err) => log.warn({ err }, 'redis error on the reconcile queue; reconnecting'));
+    queue.on('error', (err) => logger.warn({ err }, 'redis error on the reconcile queue; reconnecting'));
     const every = { sweepMs: config.RECONCILER_SWEEP_MS, scanMs: config.RECONCILER_SCAN_MS };
     // Redis unreachable at start is not fatal: the keeper below creates the schedulers once it is back.
     await upsertReconcileSchedulers(queue, every).catch((err: unknown) =>
-      log.warn({ err }, 'reconcile schedulers not created yet (Redis unreachable); retried every sweep'),
+      logger.warn({ err }, 'reconcile schedulers not created yet (Redis unreachable); retried every sweep'),
     );
     // The schedulers live only in Redis: re-created by this process if Redis comes back without them.
     const schedulers = keepReconcileSchedulers(queue, every, logger);
@@ -54,38 +41,23 @@ async function main(): Promise<void> {
       sagaLogGaugesCacheMs: config.SAGA_LOG_GAUGES_CACHE_MS,
       logger,
     });
+    const connection = bullmqWorkerConnection(config.REDIS_URL);
     const reconciler = createReconcilerWorker({ db, registry, config, connection, logger, metrics });
     reconciler.start();
-    const metricsServer =
-      config.METRICS_PORT > 0
-        ? await startMetricsServer(metrics.registry, config.METRICS_PORT, {
-            database: postgresProbe(db),
-            redis: () => queue.count(),
-          })
-        : undefined;
-    drainOnSignal({
-      logger,
-      async drain() {
+    return {
+      async stopWork() {
         await schedulers.stop();
         await reconciler.close();
-        if (metricsServer) await stopMetricsServer(metricsServer);
-        await closeWithin('the reconcile queue', () => queue.close(), log);
-        await db.destroy();
       },
-    });
-    logger.info(
-      {
+      metrics: { registry: metrics.registry, redis: () => queue.count() },
+      connections: [{ what: 'the reconcile queue', close: () => queue.close() }],
+      startedLog: {
         reconcilerId: reconciler.reconcilerId,
         concurrency: config.RECONCILER_CONCURRENCY,
         sweepMs: config.RECONCILER_SWEEP_MS,
         leaseMs: reconciler.leaseMs,
         tools: registry.list().length,
       },
-      'reconciler started',
-    );
-  } catch (err) {
-    exitOnStartFailure(logger, err);
-  }
-}
-
-await main();
+    };
+  },
+});

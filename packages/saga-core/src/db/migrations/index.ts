@@ -12,7 +12,7 @@ import * as m0011 from './0011_align_edited_migrations.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
- * A migration imports nothing live (no status object, no list from `statuses.ts`): it spells out its own
+ * A migration imports nothing live (no status object, no list derived from one): it spells out its own
  * lists, so what it creates never changes after it is committed (`test/schema/migrated-schema.txt` and its
  * test check it). The last name is the schema version this build expects.
  */

@@ -1,0 +1,88 @@
+import type { DbOptions, SagaDb } from '../db/connect.js';
+import { closeWithin } from './close-within.js';
+import type { BaseConfig } from './config.js';
+import { drainOnSignal, exitOnStartFailure } from './drain-on-signal.js';
+import { createLogger, type Logger } from './logger.js';
+import { startMetricsServer, stopMetricsServer, type MetricsSource } from './metrics-server.js';
+import { openSagaDb } from './open-saga-db.js';
+import { postgresProbe } from './readiness.js';
+
+/** What every role's config carries for its start-up (the shared base, and its metrics port). */
+export type RoleConfig = BaseConfig & { readonly METRICS_PORT?: number };
+
+/** What a role is given once its config is parsed and its pool is open. */
+export interface RoleContext<C extends RoleConfig> {
+  readonly config: C;
+  readonly logger: Logger;
+  readonly db: SagaDb;
+  /** The pool's connection options, for a role that opens a LISTEN connection with the same bounds. */
+  readonly dbOptions: DbOptions;
+}
+
+/** A started role, as its entry point describes it to {@link runRole}. */
+export interface StartedRole {
+  /**
+   * The role's own drain, first: stop taking work, let what is under way finish and record. Its
+   * connections are closed after it, by {@link StartedRole.connections}.
+   */
+  readonly stopWork: () => Promise<void>;
+  /** A second signal during the drain: abort what is still running, so that it records UNKNOWN. */
+  readonly hurry?: () => void;
+  /**
+   * Served on `METRICS_PORT` (when > 0) with `/metrics`, `/healthz` and `/readyz`; readiness checks the
+   * pool and `redis` (a fail-fast call through a producer connection, never a worker's waiting one).
+   */
+  readonly metrics?: { readonly registry: MetricsSource; readonly redis: () => Promise<unknown> };
+  /** Connections closed after the work stopped and the metrics server, in order, each bounded. */
+  readonly connections?: readonly { readonly what: string; readonly close: () => Promise<unknown> }[];
+  /** The fields of the role's "started" log line. */
+  readonly startedLog: Readonly<Record<string, unknown>>;
+}
+
+export interface RoleSpec<C extends RoleConfig> {
+  /** The role's name: its log name is `saga-<name>`, its sessions `<PG_APPLICATION_NAME>-<name>`. */
+  readonly name: string;
+  readonly loadConfig: () => C;
+  /** The size of the role's Postgres pool. */
+  readonly poolSize: (config: C) => number;
+  readonly start: (ctx: RoleContext<C>) => Promise<StartedRole>;
+}
+
+/**
+ * The one start-up of every role process (api, relay, executor, reconciler, compensator): parse the config
+ * once, open the pool on the saga schema (waiting for Postgres, refusing an unknown schema version), start
+ * the role, serve its metrics, and drain once on SIGTERM/SIGINT — the role's work first, then the metrics
+ * server, its connections and the pool. A failure before the role is started is logged by its message and
+ * exits 1 (a bad config names its field).
+ */
+export async function runRole<C extends RoleConfig>(spec: RoleSpec<C>): Promise<void> {
+  let logger: Logger | undefined;
+  try {
+    const config = spec.loadConfig();
+    logger = createLogger({ level: config.LOG_LEVEL, name: `saga-${spec.name}` });
+    const log = logger;
+    const { db, dbOptions } = await openSagaDb(config, spec.name, spec.poolSize(config), logger);
+    const role = await spec.start({ config, logger, db, dbOptions });
+    const port = config.METRICS_PORT ?? 0;
+    const metricsServer =
+      role.metrics && port > 0
+        ? await startMetricsServer(role.metrics.registry, port, {
+            database: postgresProbe(db),
+            redis: role.metrics.redis,
+          })
+        : undefined;
+    drainOnSignal({
+      logger,
+      async drain() {
+        await role.stopWork();
+        if (metricsServer) await stopMetricsServer(metricsServer);
+        for (const c of role.connections ?? []) await closeWithin(c.what, c.close, log);
+        await db.destroy();
+      },
+      hurry: role.hurry,
+    });
+    logger.info(role.startedLog, `${spec.name} started`);
+  } catch (err) {
+    exitOnStartFailure(logger, err);
+  }
+}

@@ -1,0 +1,71 @@
+import type { SagaTrx } from '../../db/connect.js';
+import type { ApprovalRow } from '../../db/schema.js';
+import { InvalidApprovalTransitionError } from '../../errors/errors.js';
+import { StepStatus } from '../../steps/step-status.js';
+import { type ApprovalStatus } from './approval-status.js';
+import { transitionStep } from '../../steps/transition-step.js';
+import { transitionApproval } from './transition-approval.js';
+
+/** A final status of an approval that releases nothing. */
+export type RefusalStatus =
+  typeof ApprovalStatus.REJECTED | typeof ApprovalStatus.EXPIRED | typeof ApprovalStatus.SUPERSEDED;
+
+export interface CloseApprovalInput {
+  readonly approval: ApprovalRow;
+  readonly to: typeof ApprovalStatus.APPROVED | RefusalStatus;
+  readonly actor: string | null;
+  readonly comment: string | null;
+}
+
+/**
+ * Moves a pending approval to a final status (`transitionApproval`: compare-and-set on `pending`, with its
+ * decision event). Returns null when it was no longer pending (someone decided first): a decision is
+ * single use.
+ */
+export async function closeApproval(trx: SagaTrx, c: CloseApprovalInput): Promise<ApprovalRow | null> {
+  try {
+    return await transitionApproval(trx, {
+      id: c.approval.id,
+      to: c.to,
+      actor: c.actor,
+      comment: c.comment,
+    });
+  } catch (err) {
+    if (err instanceof InvalidApprovalTransitionError) return null;
+    throw err;
+  }
+}
+
+/**
+ * What a refused approval (rejected, expired or superseded) means for its steps, in the caller's
+ * transaction: every covered step still AWAITING_APPROVAL becomes REJECTED (nothing was sent), its event
+ * naming the approval, its new status and `why` when given (`withdrawn: run unwound: …`). What it means for
+ * the run is the caller's: a refused pivot unwinds it (`unwindRefusedPivot`), a superseded one does not.
+ */
+export async function refuseApprovedSteps(
+  trx: SagaTrx,
+  approval: ApprovalRow,
+  status: RefusalStatus,
+  actor: string | null,
+  schema: string,
+  why?: string,
+): Promise<void> {
+  for (const stepIdx of approval.steps) {
+    const step = await trx
+      .selectFrom('saga_log')
+      .select('status')
+      .where('run_id', '=', approval.run_id)
+      .where('step_idx', '=', stepIdx)
+      .executeTakeFirst();
+    if (step?.status !== StepStatus.AWAITING_APPROVAL) continue;
+    await transitionStep(trx, {
+      runId: approval.run_id,
+      stepIdx,
+      to: StepStatus.REJECTED,
+      onlyFrom: [StepStatus.AWAITING_APPROVAL],
+      cause: `approval ${approval.id} ${status}${why ? `: ${why}` : ''}`,
+      actor,
+      schema,
+    });
+  }
+}

@@ -1,0 +1,133 @@
+import { sql } from 'kysely';
+import type { SagaDb, SagaTrx } from '../db/connect.js';
+import { preparedAs } from '../db/prepared-statements.js';
+import type { RunPolicy, RunRow, StepRow } from '../db/schema.js';
+import { NotFoundError } from '../errors/errors.js';
+import { ApprovalStatus } from '../review/approvals/approval-status.js';
+import { CorrectionStatus } from '../review/corrections/correction-status.js';
+import { ReviewStatus } from '../review/cases/case-status.js';
+import { RunStatus } from './run-status.js';
+import { StepEventKind } from '../steps/step-event-kind.js';
+import { appendStepEvent } from '../steps/append-event.js';
+
+/** Run ids that clients may choose. */
+export const RUN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface CreateRunResult {
+  readonly run: RunRow;
+  /** False when the run already existed for this tenant (an idempotent repeat). */
+  readonly created: boolean;
+}
+
+/** Creates a run, or returns the tenant's existing run with that id. Another tenant's id is NotFound-safe:
+ * it is reported as taken without revealing anything about that run. */
+export async function createRun(
+  db: SagaDb,
+  input: { runId: string; tenantId: string; metadata: Record<string, unknown>; policy?: RunPolicy },
+): Promise<CreateRunResult | { readonly taken: true }> {
+  const inserted = await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto('runs')
+      .values({
+        run_id: input.runId,
+        tenant_id: input.tenantId,
+        status: RunStatus.RUNNING,
+        status_reason: null,
+        metadata: JSON.stringify(input.metadata),
+        policy: JSON.stringify(input.policy ?? {}),
+      })
+      .onConflict((oc) => oc.column('run_id').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (row)
+      await appendStepEvent(trx, {
+        runId: row.run_id,
+        stepIdx: null,
+        kind: StepEventKind.RUN_TRANSITION,
+        from: null,
+        to: row.status,
+        cause: 'run created',
+        detail: { policy: input.policy ?? {} },
+      });
+    return row;
+  });
+  if (inserted) return { run: inserted, created: true };
+  const existing = await db
+    .selectFrom('runs')
+    .selectAll()
+    .where('run_id', '=', input.runId)
+    .executeTakeFirst();
+  if (!existing || existing.tenant_id !== input.tenantId) return { taken: true };
+  return { run: existing, created: false };
+}
+
+/** Reads a run of this tenant; another tenant's run is indistinguishable from a missing one. */
+export async function getRun(db: SagaDb | SagaTrx, tenantId: string, runId: string): Promise<RunRow> {
+  const run = await db
+    .selectFrom('runs')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  if (!run) throw new NotFoundError(`run ${runId} not found`);
+  return run;
+}
+
+/** Locks the run row for the rest of the transaction: intake of one run's steps is serialised. */
+export async function lockRun(trx: SagaTrx, tenantId: string, runId: string): Promise<RunRow> {
+  const run = await trx
+    .selectFrom('runs')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .forUpdate()
+    .modifyEnd(preparedAs('saga_lock_run'))
+    .executeTakeFirst();
+  if (!run) throw new NotFoundError(`run ${runId} not found`);
+  return run;
+}
+
+export async function listSteps(db: SagaDb | SagaTrx, runId: string): Promise<StepRow[]> {
+  return db.selectFrom('saga_log').selectAll().where('run_id', '=', runId).orderBy('step_idx').execute();
+}
+
+export async function touchRun(trx: SagaTrx, runId: string): Promise<void> {
+  await trx
+    .updateTable('runs')
+    .set({ updated_at: sql<Date>`now()` })
+    .where('run_id', '=', runId)
+    .execute();
+}
+
+/** A run in a list: its status and counts of what waits for a person. */
+export interface RunListRow extends RunRow {
+  readonly steps: number;
+  readonly pending_approvals: number;
+  readonly open_cases: number;
+  readonly open_corrections: number;
+}
+
+/** A tenant's runs, newest first (index `runs_tenant_created`), optionally of one status. */
+export async function listRuns(
+  db: SagaDb,
+  f: { tenantId: string; status?: RunStatus | undefined; limit: number },
+): Promise<RunListRow[]> {
+  let q = db
+    .selectFrom('runs as r')
+    .selectAll('r')
+    .select([
+      sql<number>`(SELECT count(*)::int FROM saga_log s WHERE s.run_id = r.run_id)`.as('steps'),
+      sql<number>`(SELECT count(*)::int FROM approvals a WHERE a.run_id = r.run_id AND a.status = ${ApprovalStatus.PENDING})`.as(
+        'pending_approvals',
+      ),
+      sql<number>`(SELECT count(*)::int FROM cases c WHERE c.run_id = r.run_id AND c.status = ${ReviewStatus.OPEN})`.as(
+        'open_cases',
+      ),
+      sql<number>`(SELECT count(*)::int FROM corrections k WHERE k.run_id = r.run_id AND k.status = ${CorrectionStatus.OPEN})`.as(
+        'open_corrections',
+      ),
+    ])
+    .where('r.tenant_id', '=', f.tenantId);
+  if (f.status) q = q.where('r.status', '=', f.status);
+  return q.orderBy('r.created_at', 'desc').orderBy('r.run_id').limit(f.limit).execute();
+}

@@ -1,0 +1,103 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { SagaDb } from '../../db/connect.js';
+import { preparedAs } from '../../db/prepared-statements.js';
+import type { StepRow } from '../../db/schema.js';
+import { EXECUTING_RUN_STATUSES } from '../../runs/run-status.js';
+import { StepEventKind } from '../step-event-kind.js';
+import { StepStatus } from '../step-status.js';
+
+/** One delivered job asking to claim its step. */
+export interface ClaimRequest {
+  /** The step's idempotency key (the job carries it). */
+  readonly key: string;
+  /** The BullMQ job id that delivered the step; its outbox row is marked published with the claim. */
+  readonly jobId: string;
+}
+
+/** Parameters shared by every claim of one statement. */
+export interface ClaimBatchInput {
+  /** Who holds the lease: one id per executor process. */
+  readonly worker: string;
+  /**
+   * Lease length by tool name, in ms (the tool's timeout plus a margin); `defaultLeaseMs` for a tool not
+   * listed. Passed as data because the job does not name the tool: the statement looks it up on the row.
+   */
+  readonly leaseMsByTool: ReadonlyMap<string, number>;
+  readonly defaultLeaseMs: number;
+}
+
+/**
+ * Claims every claimable step among `requests` in ONE statement (one round trip, one commit):
+ *
+ * ```sql
+ * WITH req    AS (SELECT * FROM unnest($keys, $jobIds) AS r(key, job_id)),
+ *      claimed AS (UPDATE saga_log SET lease_until = now() + <tool's lease>, lease_owner = $worker,
+ *                         attempts = attempts + 1, last_attempt_at = now()
+ *                   FROM req WHERE idempotency_key = req.key
+ *                    AND status = 'INTENDED' AND lease_until IS NULL
+ *                    AND (SELECT status FROM runs WHERE run_id = saga_log.run_id) IN ('RUNNING', 'AWAITING_APPROVAL')
+ *      ev     AS (INSERT INTO step_events … 'ATTEMPT' … FROM claimed),
+ *      pub    AS (UPDATE outbox SET published_at = now() WHERE job_id = claimed's job AND published_at IS NULL)
+ * SELECT * FROM claimed;
+ * ```
+ *
+ * The compare-and-set is the same as {@link claimStep}'s (INTENDED with no lease, its run still going
+ * forward: `EXECUTING_RUN_STATUSES`, read by the run's primary key in a scalar subquery, which the planner
+ * cannot turn into a join that reads every open run through `runs_open`), the ATTEMPT event and the outbox mark
+ * commit with it. A step of a COMPENSATING or terminal run is not claimed here; the slow path withdraws it. A row another transaction is writing is waited for and checked again (the
+ * compare-and-set holds on the row's newest version). Two executors' groups share a key only on a
+ * duplicate delivery, so a deadlock between groups is not expected; it would fail only this statement
+ * (the caller's group then claims each step alone). A key must appear once per call (the caller dedupes).
+ *
+ * Returns the claimed rows (match them to requests by `idempotency_key`); a request without a row here was
+ * not claimed and nothing was written for it. The rule this form keeps with `claimStepSlow`: README.md here.
+ */
+export async function claimStepBatch(
+  db: SagaDb,
+  requests: readonly ClaimRequest[],
+  b: ClaimBatchInput,
+): Promise<readonly StepRow[]> {
+  if (requests.length === 0) return [];
+  const r = await sql<StepRow & { claim_job_id: string }>`${preparedAs('saga_claim_batch')}
+    WITH req AS (
+      SELECT * FROM unnest(${requests.map((q) => q.key)}::text[], ${requests.map((q) => q.jobId)}::text[])
+        AS r(key, job_id)
+    ), claimed AS (
+      UPDATE saga_log s
+         SET lease_until = ${leaseUntil(b.leaseMsByTool, b.defaultLeaseMs)},
+             lease_owner = ${b.worker},
+             attempts = s.attempts + 1,
+             last_attempt_at = now()
+        FROM req
+       WHERE s.idempotency_key = req.key
+         AND s.status = ${StepStatus.INTENDED} AND s.lease_until IS NULL
+         AND (SELECT r.status FROM runs r WHERE r.run_id = s.run_id)
+             = ANY(${[...EXECUTING_RUN_STATUSES]}::text[])
+      RETURNING s.*, req.job_id AS claim_job_id
+    ), ev AS (
+      INSERT INTO step_events (run_id, step_idx, kind, cause, detail)
+      SELECT run_id, step_idx, ${StepEventKind.ATTEMPT}, 'executor: claimed',
+             jsonb_build_object('attempt', attempts, 'worker', ${b.worker}::text, 'jobId', claim_job_id)
+        FROM claimed
+    ), pub AS (
+      UPDATE outbox o SET published_at = now()
+        FROM claimed c
+       WHERE o.job_id = c.claim_job_id AND o.published_at IS NULL
+    )
+    SELECT * FROM claimed`.execute(db);
+  return r.rows.map(({ claim_job_id: _jobId, ...row }) => row);
+}
+
+/**
+ * `now()` plus the lease of the row's tool (`leaseMsByTool`, else `defaultLeaseMs`), as SQL over the
+ * `saga_log` row being updated (its unqualified `tool` column).
+ */
+export function leaseUntil(
+  leaseMsByTool: ReadonlyMap<string, number>,
+  defaultLeaseMs: number,
+): RawBuilder<Date> {
+  const tools = [...leaseMsByTool.keys()];
+  const secs = tools.map((t) => leaseMsByTool.get(t)! / 1000);
+  return sql<Date>`now() + make_interval(secs => coalesce(
+    (${secs}::float8[])[array_position(${tools}::text[], tool)], ${defaultLeaseMs / 1000}::float8))`;
+}

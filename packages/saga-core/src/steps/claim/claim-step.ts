@@ -1,0 +1,219 @@
+import { sql } from 'kysely';
+import type { SagaDb, SagaTrx } from '../../db/connect.js';
+import type { StepRow } from '../../db/schema.js';
+import { ErrorCode } from '../../errors/error-code.js';
+import { EXECUTING_RUN_STATUSES, type RunStatus } from '../../runs/run-status.js';
+import { StepEventKind } from '../step-event-kind.js';
+import { StepStatus } from '../step-status.js';
+import { appendStepEvent } from '../append-event.js';
+import { claimStepBatch, leaseUntil } from './claim-step-batch.js';
+import { transitionStep } from '../transition-step.js';
+
+/** Parameters of {@link claimStep}. */
+export interface ClaimInput {
+  /** The step's idempotency key (the job carries it). */
+  readonly key: string;
+  /** Who holds the lease: one id per executor process (host, pid, random). */
+  readonly worker: string;
+  /** How long the lease lasts: the tool's timeout plus a margin, so a live executor records in time. */
+  readonly leaseMs: number;
+  /**
+   * Lease by tool name, when the caller does not know the step's tool before the claim (the executor's
+   * job names only the key); `leaseMs` is then the lease of a tool not in the map.
+   */
+  readonly leaseMsByTool?: ReadonlyMap<string, number>;
+  /** The BullMQ job id that delivered the step; its outbox row is marked published with the claim. */
+  readonly jobId: string;
+  /** The schema name, for the NOTIFY of a lease-expiry transition. */
+  readonly schema: string;
+}
+
+/**
+ * What a claim found. Only `claimed` lets the caller execute the tool.
+ * - `claimed`: this worker holds the lease; `row` is the step after the claim (attempts incremented).
+ * - `lease-expired`: an earlier attempt's lease ran out with the step still INTENDED; that attempt may
+ *   have reached the real system, so the step was moved to UNKNOWN instead of being executed again.
+ * - `held`: another attempt holds a live lease until `leaseUntil`; nothing was done.
+ * - `not-intended`: the step is in `status` (settled, UNKNOWN, awaiting approval…); nothing was done.
+ * - `run-not-running`: the step was INTENDED and never claimed, but its run is COMPENSATING or terminal
+ *   (`runStatus`): it must not be sent, so it was withdrawn (INTENDED → NOT_EXECUTED, the reason in its
+ *   event); `row` is the step after that.
+ * - `missing`: no step has this key.
+ */
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly row: StepRow }
+  | { readonly kind: 'lease-expired'; readonly row: StepRow }
+  | { readonly kind: 'run-not-running'; readonly row: StepRow; readonly runStatus: RunStatus }
+  | { readonly kind: 'held'; readonly leaseUntil: Date; readonly leaseOwner: string | null }
+  | { readonly kind: 'not-intended'; readonly status: StepStatus }
+  | { readonly kind: 'missing' };
+
+/** The cause written on the INTENDED → UNKNOWN transition of a step whose lease ran out. */
+export const LEASE_EXPIRED_CAUSE = 'lease expired: a previous attempt may have reached the system';
+
+/** The cause written on the INTENDED → NOT_EXECUTED withdrawal of a step whose run no longer goes forward. */
+export function runNotRunningCause(runStatus: RunStatus): string {
+  return `withdrawn: run is ${runStatus}; the executor sent nothing`;
+}
+
+/**
+ * Claims a step for execution by compare-and-set with a lease; a claimable step in one statement (see
+ * {@link claimStepBatch}), anything else in one transaction ({@link claimStepSlow}):
+ *
+ * ```sql
+ * UPDATE saga_log SET lease_until = now() + $lease, lease_owner = $worker,
+ *        attempts = attempts + 1, last_attempt_at = now()
+ *  WHERE idempotency_key = $key AND status = 'INTENDED' AND lease_until IS NULL
+ * RETURNING *;
+ * ```
+ *
+ * plus the ATTEMPT event and `published_at = now()` on the job's outbox row (the API's fast path adds the
+ * job to BullMQ without marking it; the claim is the proof the job arrived, so the relay need not sweep it).
+ *
+ * A row still INTENDED whose lease has expired means an executor died mid-call: the effect may exist, so
+ * it is never executed again here; it moves INTENDED → UNKNOWN, under the row lock, only while the lease is
+ * still expired. A live lease or any other status is a duplicate delivery: nothing is written.
+ *
+ * Only a step whose run still goes forward (`EXECUTING_RUN_STATUSES`) is claimed. A never-claimed step of a
+ * COMPENSATING or terminal run (a job that outran the unwind, a re-dispatch that raced it) is withdrawn
+ * instead: INTENDED → NOT_EXECUTED under the row lock, which the compensator reads as "never happened,
+ * nothing to undo" and nothing re-dispatches while the run is not running.
+ */
+export async function claimStep(db: SagaDb, c: ClaimInput): Promise<ClaimResult> {
+  // The common case in one statement (one round trip, one commit): see claimStepBatch.
+  const [fast] = await claimStepBatch(db, [{ key: c.key, jobId: c.jobId }], {
+    worker: c.worker,
+    leaseMsByTool: c.leaseMsByTool ?? NO_TOOL_LEASES,
+    defaultLeaseMs: c.leaseMs,
+  });
+  if (fast) return { kind: 'claimed', row: fast };
+  return claimStepSlow(db, c);
+}
+
+/**
+ * The slow path of a claim that the one-statement claim did not make: in one transaction, claims after
+ * waiting for any row lock (the fast statement skips locked rows), or finds out under the row lock why the
+ * step is not claimable (held, settled, missing, or a lease that expired: moved to UNKNOWN).
+ */
+export async function claimStepSlow(db: SagaDb, c: ClaimInput): Promise<ClaimResult> {
+  return db.transaction().execute(async (trx): Promise<ClaimResult> => {
+    const first = await claimLocked(trx, c);
+    if (first) return first;
+
+    // Not claimable: find out why, holding the row lock so the answer cannot change under us.
+    const current = await trx
+      .selectFrom('saga_log')
+      .select(['run_id', 'step_idx', 'status', 'lease_until', 'lease_owner'])
+      .select(sql<boolean>`lease_until IS NOT NULL AND lease_until <= now()`.as('expired'))
+      .where('idempotency_key', '=', c.key)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) return { kind: 'missing' };
+    if (current.status !== StepStatus.INTENDED) return { kind: 'not-intended', status: current.status };
+    if (current.lease_until === null) {
+      // Never claimed, so the claim above missed it only for its run's status (or a run that has just come
+      // back to RUNNING: the row is ours now, so a second try is exact).
+      const again = await claimLocked(trx, c);
+      if (again) return again;
+      return withdrawForRun(trx, c, current);
+    }
+    if (!current.expired)
+      return { kind: 'held', leaseUntil: current.lease_until, leaseOwner: current.lease_owner };
+
+    const row = await transitionStep(trx, {
+      runId: current.run_id,
+      stepIdx: current.step_idx,
+      to: StepStatus.UNKNOWN,
+      onlyFrom: [StepStatus.INTENDED],
+      cause: LEASE_EXPIRED_CAUSE,
+      detail: { expiredLeaseOwner: current.lease_owner, leaseUntil: current.lease_until, worker: c.worker },
+      patch: {
+        lease_until: null,
+        lease_owner: null,
+        error: JSON.stringify({ code: ErrorCode.LEASE_EXPIRED, message: LEASE_EXPIRED_CAUSE }),
+      },
+      schema: c.schema,
+    });
+    await markJobPublished(trx, c.jobId);
+    return { kind: 'lease-expired', row };
+  });
+}
+
+/**
+ * The claim's compare-and-set inside the slow path's transaction: INTENDED, no lease, the run still going
+ * forward (checked in the same statement). Returns the `claimed` result with its ATTEMPT event and the
+ * job's outbox mark, or null when nothing matched.
+ */
+async function claimLocked(trx: SagaTrx, c: ClaimInput): Promise<ClaimResult | null> {
+  const claimed = await trx
+    .updateTable('saga_log')
+    .set({
+      lease_until: leaseUntil(c.leaseMsByTool ?? NO_TOOL_LEASES, c.leaseMs),
+      lease_owner: c.worker,
+      attempts: sql<number>`attempts + 1`,
+      last_attempt_at: sql<Date>`now()`,
+    })
+    .where('idempotency_key', '=', c.key)
+    .where('status', '=', StepStatus.INTENDED)
+    .where('lease_until', 'is', null)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('runs')
+          .select('runs.run_id')
+          .whereRef('runs.run_id', '=', 'saga_log.run_id')
+          .where('runs.status', 'in', [...EXECUTING_RUN_STATUSES]),
+      ),
+    )
+    .returningAll()
+    .executeTakeFirst();
+  if (!claimed) return null;
+  await appendStepEvent(trx, {
+    runId: claimed.run_id,
+    stepIdx: claimed.step_idx,
+    kind: StepEventKind.ATTEMPT,
+    cause: 'executor: claimed',
+    detail: { attempt: claimed.attempts, worker: c.worker, jobId: c.jobId },
+  });
+  await markJobPublished(trx, c.jobId);
+  return { kind: 'claimed', row: claimed };
+}
+
+/**
+ * A never-claimed INTENDED step (locked by the caller) whose run no longer goes forward: withdrawn,
+ * INTENDED → NOT_EXECUTED with the run's status in the event, and the job marked delivered. Nothing is sent.
+ */
+async function withdrawForRun(
+  trx: SagaTrx,
+  c: ClaimInput,
+  step: { readonly run_id: string; readonly step_idx: number },
+): Promise<ClaimResult> {
+  const run = await trx
+    .selectFrom('runs')
+    .select('status')
+    .where('run_id', '=', step.run_id)
+    .executeTakeFirstOrThrow();
+  const row = await transitionStep(trx, {
+    runId: step.run_id,
+    stepIdx: step.step_idx,
+    to: StepStatus.NOT_EXECUTED,
+    onlyFrom: [StepStatus.INTENDED],
+    cause: runNotRunningCause(run.status),
+    detail: { runStatus: run.status, worker: c.worker, jobId: c.jobId },
+    schema: c.schema,
+  });
+  await markJobPublished(trx, c.jobId);
+  return { kind: 'run-not-running', row, runStatus: run.status };
+}
+
+/** `published_at = now()` on the delivered job's outbox row, if the relay has not marked it yet. */
+async function markJobPublished(trx: SagaTrx, jobId: string): Promise<void> {
+  await trx
+    .updateTable('outbox')
+    .set({ published_at: sql<Date>`now()` })
+    .where('job_id', '=', jobId)
+    .where('published_at', 'is', null)
+    .execute();
+}
+
+const NO_TOOL_LEASES: ReadonlyMap<string, number> = new Map();

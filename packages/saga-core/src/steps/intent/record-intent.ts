@@ -1,0 +1,134 @@
+import { sql } from 'kysely';
+import type { SagaTrx } from '../../db/connect.js';
+import { preparedAs } from '../../db/prepared-statements.js';
+import type { StepRow, StoredCompensation } from '../../db/schema.js';
+import { notifyRelays, relayAfter } from '../../outbox/enqueue-execution.js';
+import { EXECUTE_TOPIC, executeDispatch, type ExecuteDispatch } from '../../outbox/execute-job.js';
+import { StepEventKind } from '../step-event-kind.js';
+import { StepStatus } from '../step-status.js';
+import { type ToolClass } from '../../tools/tool-class.js';
+
+export interface IntentInput {
+  readonly runId: string;
+  readonly stepIdx: number;
+  readonly tenantId: string;
+  readonly tool: string;
+  readonly toolClass: ToolClass;
+  readonly toolVersion: number;
+  readonly idempotencyKey: string;
+  readonly args: Record<string, unknown>;
+  readonly payloadHash: string;
+  readonly compensation: StoredCompensation | null;
+  readonly correction: Record<string, unknown> | null;
+  readonly audience: readonly string[];
+  readonly dependsOn: readonly number[] | null;
+  /** INTENDED (dispatch now) or AWAITING_APPROVAL (held for a human; no outbox message). */
+  readonly status: typeof StepStatus.INTENDED | typeof StepStatus.AWAITING_APPROVAL;
+  /** The approval that holds this step (AWAITING_APPROVAL), written first in the same transaction. */
+  readonly approvalId?: string | null;
+  readonly schema: string;
+  /** Whether to NOTIFY the outbox relays (default true); see {@link recordIntent}. */
+  readonly notifyRelay?: boolean;
+  /**
+   * The caller publishes the job itself (the API's fast path): the relays leave the row alone for this
+   * long (`outbox.relay_after`). Default 0: the row is the relays' at once.
+   */
+  readonly relayGraceMs?: number;
+}
+
+/**
+ * Writes the intent of one step: the saga-log row, its first event and, for INTENDED, the outbox message
+ * that will make an executor run it. Must run in the caller's transaction, so the row and the message
+ * commit together or not at all: no row, no call.
+ *
+ * One statement (one round trip), with data-modifying CTEs that all see the inserted row:
+ *
+ * ```sql
+ * WITH step AS (INSERT INTO saga_log (…) VALUES (…) RETURNING *),
+ *      ev   AS (INSERT INTO step_events … SELECT …, NULL, status, 'intake', $detail FROM step),
+ *      ob   AS (INSERT INTO outbox … SELECT … FROM step WHERE status = 'INTENDED')
+ * SELECT * FROM step;
+ * ```
+ *
+ * The relays' NOTIFY is sent only with `notifyRelay` (the default): with the API's fast path on, the API
+ * publishes the job itself and the relay only sweeps rows older than its grace, which its poll finds, so a
+ * NOTIFY would only serialise this commit with every other notifying commit (PG 15 holds a database-wide
+ * lock from a notifying transaction's pre-commit through its flush).
+ */
+export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRow> {
+  const dispatched = i.status === StepStatus.INTENDED;
+  const dispatch = firstDispatchOf(i);
+  const row = await trx
+    .with('step', (db) =>
+      db
+        .insertInto('saga_log')
+        .values({
+          run_id: i.runId,
+          step_idx: i.stepIdx,
+          tenant_id: i.tenantId,
+          tool: i.tool,
+          tool_class: i.toolClass,
+          tool_version: i.toolVersion,
+          idempotency_key: i.idempotencyKey,
+          args: JSON.stringify(i.args),
+          payload_hash: i.payloadHash,
+          status: i.status,
+          compensation: i.compensation ? JSON.stringify(i.compensation) : null,
+          correction: i.correction ? JSON.stringify(i.correction) : null,
+          audience: [...i.audience],
+          depends_on: i.dependsOn ? [...i.dependsOn] : null,
+          approval_id: i.approvalId ?? null,
+        })
+        .returningAll(),
+    )
+    .with('ev', (db) =>
+      db
+        .insertInto('step_events')
+        .columns(['run_id', 'step_idx', 'kind', 'from_status', 'to_status', 'cause', 'detail'])
+        .expression((eb) =>
+          eb
+            .selectFrom('step')
+            .select([
+              'run_id',
+              'step_idx',
+              sql<StepEventKind>`${StepEventKind.TRANSITION}::text`.as('kind'),
+              sql<string | null>`NULL::text`.as('from_status'),
+              'status',
+              sql<string>`'intake'::text`.as('cause'),
+              sql<string>`${JSON.stringify({ args: i.args })}::jsonb`.as('detail'),
+            ]),
+        ),
+    )
+    .with('ob', (db) =>
+      db
+        .insertInto('outbox')
+        .columns(['topic', 'run_id', 'step_idx', 'idempotency_key', 'job_id', 'payload', 'relay_after'])
+        .expression((eb) =>
+          eb
+            .selectFrom('step')
+            .select([
+              sql<string>`${EXECUTE_TOPIC}::text`.as('topic'),
+              'run_id',
+              'step_idx',
+              'idempotency_key',
+              sql<string>`${dispatch.jobId}::text`.as('job_id'),
+              sql<string>`${JSON.stringify(dispatch.data)}::jsonb`.as('payload'),
+              relayAfter(i.relayGraceMs ?? 0).as('relay_after'),
+            ])
+            .where('status', '=', StepStatus.INTENDED),
+        ),
+    )
+    .selectFrom('step')
+    .selectAll()
+    .modifyEnd(preparedAs('saga_record_intent'))
+    .executeTakeFirstOrThrow();
+  if (dispatched && (i.notifyRelay ?? true)) await notifyRelays(trx, i.schema);
+  return row;
+}
+
+/** The intake's dispatch of the step `i` writes (dispatch 1: its job id is the key). */
+export function firstDispatchOf(
+  i: Pick<IntentInput, 'runId' | 'stepIdx' | 'idempotencyKey'>,
+): ExecuteDispatch {
+  return executeDispatch({ run_id: i.runId, step_idx: i.stepIdx, idempotency_key: i.idempotencyKey }, 1);
+}

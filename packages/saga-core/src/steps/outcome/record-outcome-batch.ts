@@ -1,0 +1,123 @@
+import { sql } from 'kysely';
+import { stepSettledChannel } from '../../db/channels.js';
+import type { SagaDb } from '../../db/connect.js';
+import { preparedAs } from '../../db/prepared-statements.js';
+import type { StepRow } from '../../db/schema.js';
+import { StepEventKind } from '../step-event-kind.js';
+import { StepStatus } from '../step-status.js';
+import { allowedSources } from '../step-transitions.js';
+import type { StepOutcome } from './step-outcome.js';
+import { NOTIFYING_STATUSES } from '../transition-step.js';
+
+/** One attempt's outcome to record under its lease (see {@link recordOutcomeBatch}). */
+export interface OutcomeRecord {
+  readonly runId: string;
+  readonly stepIdx: number;
+  readonly outcome: StepOutcome;
+  /** Milliseconds the tool took, for the event. */
+  readonly durationMs?: number;
+}
+
+/** The cause written on the executor's own outcome transition. */
+export function executorCause(status: StepOutcome['status']): string {
+  return `executor: ${status === StepStatus.CONFIRMED ? 'tool returned' : 'tool threw'}`;
+}
+
+/** The event detail of an executor outcome: the duration, and the error for FAILED / UNKNOWN. */
+export function outcomeDetail(o: OutcomeRecord): Record<string, unknown> {
+  return {
+    durationMs: o.durationMs,
+    ...(o.outcome.status === StepStatus.CONFIRMED ? {} : o.outcome.error),
+  };
+}
+
+/**
+ * Records the outcomes of several attempts held by `leaseOwner` in ONE statement (one round trip, one
+ * commit), each by compare-and-set `INTENDED → CONFIRMED | FAILED | UNKNOWN WHERE lease_owner = $owner`
+ * with the lease cleared, its TRANSITION event, and the NOTIFY that wakes API requests waiting on it:
+ *
+ * ```sql
+ * WITH req AS (SELECT * FROM unnest(…) AS r(run_id, step_idx, to_status, from_status, …)),
+ *      upd AS (UPDATE saga_log s SET status = req.to_status, … FROM req
+ *               WHERE <same row> AND s.status = req.from_status AND s.lease_owner = $owner
+ *              RETURNING s.*, req.from_status),
+ *      ev  AS (INSERT INTO step_events … 'TRANSITION', from_status, status … FROM upd)
+ * SELECT upd.*, pg_notify($channel, idempotency_key) FROM upd;
+ * ```
+ *
+ * The allowed sources of each row are {@link allowedSources} of its target narrowed to INTENDED, as in
+ * `recordOutcome`: a single status, so a row the compare-and-set matched came from exactly that status and
+ * the event's `from` needs no read of the row before the update (nor a row lock beyond the update's own).
+ * Each step is held by one lease, so two groups never update the same row; a deadlock is not expected, and
+ * would fail only this statement (the caller's group then records each outcome alone). The NOTIFY is
+ * delivered only when the statement commits. A record whose compare-and-set matched nothing is absent
+ * from the result (match rows to records by `run_id`, `step_idx`) and nothing was written for it: the caller decides (late outcome, or dropped) on its
+ * slow path, `recordOutcome`. The rule this form keeps with `recordOutcomeSlow`: README.md here.
+ */
+export async function recordOutcomeBatch(
+  db: SagaDb,
+  leaseOwner: string,
+  records: readonly OutcomeRecord[],
+  schema: string,
+): Promise<readonly StepRow[]> {
+  if (records.length === 0) return [];
+  const col = <T>(f: (o: OutcomeRecord) => T): T[] => records.map(f);
+  const confirmed = (o: OutcomeRecord) => o.outcome.status === StepStatus.CONFIRMED;
+  const r = await sql<
+    StepRow & {
+      from_status: string;
+      ev_cause: string;
+      ev_detail: string;
+      ev_notify: boolean;
+      notified: unknown;
+    }
+  >`${preparedAs('saga_record_outcome_batch')}
+    WITH req AS (
+      SELECT * FROM unnest(
+        ${col((o) => o.runId)}::text[], ${col((o) => o.stepIdx)}::int[], ${col((o) => o.outcome.status)}::text[],
+        ${col((o) => intendedSource(o.outcome.status))}::text[],
+        ${col((o) => confirmed(o))}::bool[],
+        ${col((o) => (o.outcome.status === StepStatus.CONFIRMED ? o.outcome.effect.externalRef : null))}::text[],
+        ${col((o) => (o.outcome.status === StepStatus.CONFIRMED ? JSON.stringify(o.outcome.effect.result ?? null) : null))}::text[],
+        ${col((o) => (o.outcome.status === StepStatus.CONFIRMED ? null : JSON.stringify(o.outcome.error)))}::text[],
+        ${col((o) => executorCause(o.outcome.status))}::text[],
+        ${col((o) => JSON.stringify(outcomeDetail(o)))}::text[],
+        ${col((o) => NOTIFYING_STATUSES.has(o.outcome.status))}::bool[]
+      ) AS r(run_id, step_idx, to_status, from_status, confirmed, external_ref, result, error, cause, detail, notify)
+    ), upd AS (
+      UPDATE saga_log s
+         SET status = req.to_status,
+             external_ref = CASE WHEN req.confirmed THEN req.external_ref ELSE s.external_ref END,
+             result = CASE WHEN req.confirmed THEN req.result::jsonb ELSE s.result END,
+             error = req.error::jsonb,
+             lease_until = NULL,
+             lease_owner = NULL,
+             updated_at = now()
+        FROM req
+       WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx
+         AND s.status = req.from_status
+         AND s.lease_owner = ${leaseOwner}
+      RETURNING s.*, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
+                req.notify AS ev_notify
+    ), ev AS (
+      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
+      SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb
+        FROM upd
+    )
+    SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${stepSettledChannel(schema)}, idempotency_key) END AS notified
+      FROM upd`.execute(db);
+  return r.rows.map(
+    ({ from_status: _f, ev_cause: _c, ev_detail: _d, ev_notify: _n, notified: _x, ...row }) => row,
+  );
+}
+
+/**
+ * The one source the executor may record `to` from: the state machine's sources, narrowed to INTENDED
+ * (the executor writes only under its own lease, on a step it claimed INTENDED).
+ */
+function intendedSource(to: StepOutcome['status']): StepStatus {
+  const from = allowedSources(to).filter((s) => s === StepStatus.INTENDED);
+  if (from.length !== 1)
+    throw new Error(`the executor may not record ${to}: INTENDED → ${to} is not a transition`);
+  return from[0]!;
+}

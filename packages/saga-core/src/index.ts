@@ -68,6 +68,7 @@ export {
   type ToolErrorOutcome,
 } from './steps/outcome/classify-tool-error.js';
 export { confirmedEffectColumns } from './steps/outcome/confirmed-effect-columns.js';
+export { stepSettlement, type SettlingVerdict } from './steps/outcome/step-settlement.js';
 export { markOutcomeDelivered } from './steps/outcome/mark-outcome-delivered.js';
 export {
   markOutcomesDelivered,
@@ -327,6 +328,7 @@ export { TokenRole } from './auth/token-role.js';
 // --- Metrics: the saga-log gauges and the effect metrics ---
 export { duplicateEffectCounter, attemptsPerEffectHistogram } from './metrics/effect-metrics.js';
 export { ATTEMPTS_PER_EFFECT_BUCKETS } from './metrics/metric-buckets.js';
+export { createRoleRegistry } from './metrics/role-registry.js';
 export { sagaLogGaugesConfig } from './metrics/saga-log-gauges-config.js';
 export {
   registerSagaLogGauges,

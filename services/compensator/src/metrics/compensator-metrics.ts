@@ -1,8 +1,8 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import {
   duplicateEffectCounter,
   ATTEMPTS_PER_EFFECT_BUCKETS,
-  registerSagaLogGauges,
+  createRoleRegistry,
   RunStatus,
   type Logger,
   type SagaDb,
@@ -67,14 +67,12 @@ export interface CompensatorMetricsOptions {
  * latency, which spans backoffs and lookup lags, reaches an hour.
  */
 export function createCompensatorMetrics(db: SagaDb, o: CompensatorMetricsOptions = {}): CompensatorMetrics {
-  const registry = new Registry();
-  registry.setDefaultLabels({ role: 'compensator' });
-  collectDefaultMetrics({ register: registry });
-  if (o.sagaLogGauges)
-    registerSagaLogGauges(registry, db, {
-      cacheMs: o.sagaLogGaugesCacheMs ?? 0,
-      ...(o.logger ? { logger: o.logger } : {}),
-    });
+  const registry = createRoleRegistry(
+    'compensator',
+    o.sagaLogGauges
+      ? { db, cacheMs: o.sagaLogGaugesCacheMs ?? 0, ...(o.logger ? { logger: o.logger } : {}) }
+      : undefined,
+  );
   new Gauge({
     name: 'saga_compensating_runs',
     help: 'Runs in COMPENSATING (being unwound, by any compensator)',

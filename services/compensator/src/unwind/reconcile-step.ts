@@ -1,10 +1,10 @@
 import {
-  confirmedEffectColumns,
   appendStepEvent,
   InvalidTransitionError,
   lookupEvidence,
   readDeadline,
   settleFromLookup,
+  stepSettlement,
   StepEventKind,
   StepStatus,
   transitionStep,
@@ -120,9 +120,8 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
         await transitionStep(trx, {
           ...at,
           ...guard,
-          to: StepStatus.NOT_EXECUTED,
+          ...stepSettlement(v, clearLease),
           cause: 'lookup: not found (re-checked)',
-          patch: clearLease,
         });
       });
     case 'found':
@@ -133,12 +132,8 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
         await transitionStep(trx, {
           ...at,
           ...guard,
-          to: StepStatus.CONFIRMED,
+          ...stepSettlement(v, clearLease),
           cause: 'lookup: found',
-          patch: {
-            ...clearLease,
-            ...confirmedEffectColumns(v.effect),
-          },
         });
       });
     case 'too-early':

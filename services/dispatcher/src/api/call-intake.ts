@@ -137,14 +137,7 @@ async function newStep(
   const later = req.dependsOn?.find((d) => d >= stepIdx);
   if (later !== undefined)
     throw new BadRequestError('dependsOn', `dependsOn: step ${later} is not earlier than step ${stepIdx}`);
-  const plan = planIntent({
-    tool: req.tool,
-    args: req.args,
-    runId: req.runId,
-    stepIdx,
-    registry: req.registry,
-    logger: req.log,
-  });
+  const plan = planOf(req, stepIdx);
   let approvalId: string | null = null;
   if (plan.status === StepStatus.AWAITING_APPROVAL) {
     if (run.policy.requirePivot) throw new PivotRequiredError(req.tool.name, plan.holdReason ?? 'held');
@@ -165,6 +158,18 @@ async function newStep(
 }
 
 /** The row of a new step at `stepIdx`, from the call and its plan (the intake transaction's and the grouped intake's). */
+/** The plan of `req` at `stepIdx` (core's `planIntent`), the same for the grouped and the transaction intake. */
+export function planOf(req: IntakeRequest, stepIdx: number): IntentPlan {
+  return planIntent({
+    tool: req.tool,
+    args: req.args,
+    runId: req.runId,
+    stepIdx,
+    registry: req.registry,
+    logger: req.log,
+  });
+}
+
 export function intentOf(req: IntakeRequest, stepIdx: number, plan: IntentPlan): NewIntent {
   return {
     runId: req.runId,

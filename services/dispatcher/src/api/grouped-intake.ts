@@ -1,6 +1,5 @@
 import {
   executeDispatch,
-  planIntent,
   recordNewIntents,
   StepStatus,
   type NewIntent,
@@ -8,7 +7,7 @@ import {
   type StepRow,
 } from '@agent-saga/core';
 import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
-import { intentOf, logIntended, type IntakeOutcome, type IntakeRequest } from './call-intake.js';
+import { intentOf, logIntended, planOf, type IntakeOutcome, type IntakeRequest } from './call-intake.js';
 
 /**
  * The intakes of concurrent calls that each name a new step, grouped into one statement and one commit
@@ -38,14 +37,7 @@ export function createIntakeGroup(db: SagaDb, relayGraceMs: number): IntakeGroup
 export async function groupedIntake(group: IntakeGroup, req: IntakeRequest): Promise<IntakeOutcome | null> {
   const stepIdx = req.stepIdx;
   if (!req.fastPath || stepIdx === undefined || req.dependsOn?.some((d) => d >= stepIdx)) return null;
-  const plan = planIntent({
-    tool: req.tool,
-    args: req.args,
-    runId: req.runId,
-    stepIdx,
-    registry: req.registry,
-    logger: req.log,
-  });
+  const plan = planOf(req, stepIdx);
   if (plan.status !== StepStatus.INTENDED) return null;
   const row = await group.submit(intentOf(req, stepIdx, plan));
   if (!row) return null;

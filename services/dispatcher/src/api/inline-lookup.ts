@@ -1,10 +1,10 @@
 import {
-  confirmedEffectColumns,
   appendStepEvent,
   lockRun,
   lookupEvidence,
   redispatchStep,
   settleFromLookup,
+  stepSettlement,
   StepEventKind,
   StepStatus,
   transitionStep,
@@ -119,12 +119,8 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
         const row = await transitionStep(trx, {
           ...at,
           ...guard,
-          to: StepStatus.CONFIRMED,
+          ...stepSettlement(v, clearLease),
           cause: 'lookup: found',
-          patch: {
-            ...clearLease,
-            ...confirmedEffectColumns(v.effect),
-          },
         });
         log.info({ externalRef: v.effect.externalRef }, 'inline lookup found the effect; step confirmed');
         return { step: row, replayed: true, dispatch: null };
@@ -134,9 +130,8 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
         await transitionStep(trx, {
           ...at,
           ...guard,
-          to: StepStatus.NOT_EXECUTED,
+          ...stepSettlement(v, clearLease),
           cause: 'lookup: not found (re-checked)',
-          patch: clearLease,
         });
         const redispatch = await redispatchStep(trx, {
           ...at,

@@ -1,8 +1,8 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import {
   attemptsPerEffectHistogram,
   duplicateEffectCounter,
-  registerSagaLogGauges,
+  createRoleRegistry,
   type Logger,
   type SagaDb,
 } from '@agent-saga/core';
@@ -40,14 +40,14 @@ export function createWorkerMetrics(
   role: 'relay' | 'executor',
   sagaLogGauges?: WorkerSagaLogGauges,
 ): WorkerMetrics {
-  const registry = new Registry();
-  registry.setDefaultLabels({ role });
-  collectDefaultMetrics({ register: registry });
-  if (sagaLogGauges)
-    registerSagaLogGauges(registry, sagaLogGauges.db, {
+  const registry = createRoleRegistry(
+    role,
+    sagaLogGauges && {
+      db: sagaLogGauges.db,
       cacheMs: sagaLogGauges.cacheMs,
       ...(sagaLogGauges.logger ? { logger: sagaLogGauges.logger } : {}),
-    });
+    },
+  );
   return {
     registry,
     executions: new Counter({

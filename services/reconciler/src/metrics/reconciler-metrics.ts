@@ -1,9 +1,9 @@
 import type { Histogram } from 'prom-client';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import {
   attemptsPerEffectHistogram,
   duplicateEffectCounter,
-  registerSagaLogGauges,
+  createRoleRegistry,
   type Logger,
   type SagaDb,
 } from '@agent-saga/core';
@@ -59,16 +59,18 @@ export interface ReconcilerMetricsOptions {
  * the reconciler is the role that runs it by default, so the other pools do not repeat its queries.
  */
 export function createReconcilerMetrics(db: SagaDb, o: ReconcilerMetricsOptions): ReconcilerMetrics {
-  const registry = new Registry();
-  registry.setDefaultLabels({ role: 'reconciler' });
-  collectDefaultMetrics({ register: registry });
-  if (o.sagaLogGauges ?? true)
-    registerSagaLogGauges(registry, db, {
-      stuckRunMs: o.stuckRunMs,
-      staleOutboxMs: o.staleOutboxMs,
-      cacheMs: o.sagaLogGaugesCacheMs ?? 0,
-      ...(o.logger ? { logger: o.logger } : {}),
-    });
+  const registry = createRoleRegistry(
+    'reconciler',
+    (o.sagaLogGauges ?? true)
+      ? {
+          db,
+          stuckRunMs: o.stuckRunMs,
+          staleOutboxMs: o.staleOutboxMs,
+          cacheMs: o.sagaLogGaugesCacheMs ?? 0,
+          ...(o.logger ? { logger: o.logger } : {}),
+        }
+      : undefined,
+  );
   return {
     registry,
     results: new Counter({

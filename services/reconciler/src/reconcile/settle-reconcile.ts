@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import {
-  confirmedEffectColumns,
   appendStepEvent,
   dbNowPlus,
   equalJitterBackoffMs,
@@ -11,6 +10,7 @@ import {
   RunStatus,
   StepEventKind,
   StepStatus,
+  stepSettlement,
   transitionStep,
   type LookupObservation,
   type LookupVerdict,
@@ -146,14 +146,9 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
         await transitionStep(trx, {
           ...at,
           ...guard,
-          to: StepStatus.CONFIRMED,
+          ...stepSettlement(v, { ...released, next_reconcile_at: null }),
           cause: 'reconciler: lookup found the effect',
           detail: { externalRef: v.effect.externalRef, lookups, ...(duplicates ? { duplicates } : {}) },
-          patch: {
-            ...released,
-            next_reconcile_at: null,
-            ...confirmedEffectColumns(v.effect),
-          },
         });
         return {
           outcome: ReconcileOutcome.CONFIRMED,
@@ -165,11 +160,10 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
         await transitionStep(trx, {
           ...at,
           ...guard,
-          to: StepStatus.NOT_EXECUTED,
+          // A step sent again starts its reconcile history afresh.
+          ...stepSettlement(v, { ...released, reconcile_attempts: 0, next_reconcile_at: null }),
           cause: 'reconciler: not found, re-checked after the lookup lag',
           detail: { lookups, lookupLagMs: s.lookupLagMs, lastAttemptAt: seen.last_attempt_at },
-          // A step sent again starts its reconcile history afresh.
-          patch: { ...released, reconcile_attempts: 0, next_reconcile_at: null },
         });
         if (run.status !== RunStatus.RUNNING)
           return {

@@ -382,6 +382,8 @@ export {
   ToolDefinitionError,
   ToolNotRegisteredError,
   InvalidArgsError,
+  FieldRefusal,
+  type FieldIssue,
   InvalidTransitionError,
   StepConflictError,
   StepUnresolvedError,

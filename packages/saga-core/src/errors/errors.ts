@@ -79,20 +79,37 @@ export class ToolNotRegisteredError extends SagaError {
   }
 }
 
-/** Arguments failed the tool's schema. `field` is the dotted path of the first failing argument. */
-export class InvalidArgsError extends SagaError {
-  readonly code = ErrorCode.INVALID_ARGS;
+/** One failing field of a refused input: its dotted path and what is wrong with it. */
+export interface FieldIssue {
+  readonly field: string;
+  readonly message: string;
+}
+
+/**
+ * A 400 that names the field: `field` is the dotted path of the first failing one (undefined when the input
+ * as a whole is wrong), `issues` every failing field. The shape of every "bad input" answer.
+ */
+export abstract class FieldRefusal extends SagaError {
   override readonly httpStatus = 400;
   constructor(
-    readonly field: string,
+    readonly field: string | undefined,
     message: string,
-    readonly issues: readonly { field: string; message: string }[] = [],
+    readonly issues: readonly FieldIssue[] = [],
   ) {
     super(message);
   }
 
   override httpFields() {
     return { field: this.field, issues: this.issues };
+  }
+}
+
+/** Arguments failed the tool's schema. `field` is the dotted path of the first failing argument. */
+export class InvalidArgsError extends FieldRefusal {
+  readonly code = ErrorCode.INVALID_ARGS;
+  declare readonly field: string;
+  constructor(field: string, message: string, issues: readonly FieldIssue[] = []) {
+    super(field, message, issues);
   }
 }
 

@@ -1,4 +1,4 @@
-import { ErrorCode, SagaError } from '@agent-saga/core';
+import { ErrorCode, FieldRefusal, SagaError } from '@agent-saga/core';
 
 /**
  * Errors that only the HTTP intake raises. Domain errors (StepConflictError, InvalidArgsError, …) come from
@@ -12,20 +12,8 @@ export class UnauthorizedError extends SagaError {
 }
 
 /** The body, path or query failed its schema. `field` is the dotted path of the first failing field. */
-export class BadRequestError extends SagaError {
+export class BadRequestError extends FieldRefusal {
   readonly code = ErrorCode.BAD_REQUEST;
-  override readonly httpStatus = 400;
-  constructor(
-    readonly field: string | undefined,
-    message: string,
-    readonly issues: readonly { field: string; message: string }[] = [],
-  ) {
-    super(message);
-  }
-
-  override httpFields() {
-    return { field: this.field, issues: this.issues };
-  }
 }
 
 /**

@@ -1,10 +1,9 @@
 import { Audience, ClientError, defineTool, ref, ToolClass } from '@agent-saga/core';
 import { HttpOutcomeUnknownError } from '../http/http-errors.js';
-import { ticketArgs, ticketDescription } from './create-ticket.js';
+import { createTicketIssue, ticketArgs } from './create-ticket.js';
 import { findLabelledEffect } from './find-labelled-effect.js';
-import { createIssue, deleteIssue, getIssue } from './issue-endpoints.js';
+import { deleteIssue, getIssue } from './issue-endpoints.js';
 import type { JiraConnection } from './jira-connection.js';
-import { sagaLabel } from './saga-label.js';
 import { transitionToStatus } from './transition-to-status.js';
 
 /**
@@ -30,15 +29,7 @@ export function createTicketDraftTool(conn: JiraConnection) {
     audience: [Audience.AGENT],
     compensate: (_args, key) => ({ tool: 'delete_ticket', args: { ticket: ref(key) } }),
     async execute(args, ctx) {
-      const created = await createIssue(
-        conn,
-        {
-          summary: args.summary,
-          description: ticketDescription(args),
-          labels: [sagaLabel(ctx.idempotencyKey)],
-        },
-        ctx.signal,
-      );
+      const created = await createTicketIssue(conn, args, ctx);
       try {
         await transitionToStatus(conn, created.key, { name: conn.config.draftStatus }, undefined, ctx.signal);
       } catch (error) {

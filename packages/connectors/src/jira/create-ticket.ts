@@ -13,7 +13,7 @@ import { adfFromText } from './adf.js';
 import { findLabelledEffect } from './find-labelled-effect.js';
 import { createIssue, getIssue } from './issue-endpoints.js';
 import type { JiraConnection } from './jira-connection.js';
-import { DONE_CATEGORY } from './jira-wire.js';
+import { DONE_CATEGORY, type CreatedIssue } from './jira-wire.js';
 import { sagaLabel } from './saga-label.js';
 
 /** Arguments of `create_ticket` and `create_ticket_draft`. */
@@ -24,9 +24,25 @@ export const ticketArgs = z.object({
 });
 export type TicketArgs = z.infer<typeof ticketArgs>;
 
-/** The description document: the caller's text, then the order it is about. */
-export function ticketDescription(args: TicketArgs) {
-  return adfFromText(`${args.description ?? ''}\nOrder: ${args.orderId}`);
+/**
+ * Creates the ticket of `args` under the step's key, for `create_ticket` and `create_ticket_draft`: the
+ * caller's summary, a description of the caller's text then the order it is about, and the label
+ * `saga-<key>` its lookup searches by.
+ */
+export function createTicketIssue(
+  conn: JiraConnection,
+  args: TicketArgs,
+  ctx: { readonly idempotencyKey: string; readonly signal: AbortSignal },
+): Promise<CreatedIssue> {
+  return createIssue(
+    conn,
+    {
+      summary: args.summary,
+      description: adfFromText(`${args.description ?? ''}\nOrder: ${args.orderId}`),
+      labels: [sagaLabel(ctx.idempotencyKey)],
+    },
+    ctx.signal,
+  );
 }
 
 /**
@@ -49,15 +65,7 @@ export function createTicketTool(conn: JiraConnection) {
       args: { ticket: ref(key), reason: 'rolled back by run' },
     }),
     async execute(args, ctx) {
-      const created = await createIssue(
-        conn,
-        {
-          summary: args.summary,
-          description: ticketDescription(args),
-          labels: [sagaLabel(ctx.idempotencyKey)],
-        },
-        ctx.signal,
-      );
+      const created = await createTicketIssue(conn, args, ctx);
       return { externalRef: created.key, result: { id: created.id, key: created.key, self: created.self } };
     },
     lookup: (key, ctx) => findLabelledEffect(conn, key, ctx.signal),

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { advanceCommit } from '../review/pivot/advance-commit.js';
 import type { SagaDb } from '../db/connect.js';
+import { lockRunById } from './run-rows.js';
 import { RunStatus } from './run-status.js';
 import { StepStatus } from '../steps/step-status.js';
 import { startUnwind } from '../compensations/request-unwind.js';
@@ -18,12 +19,7 @@ export type FollowUp = 'none' | 'released' | 'waiting' | 'finished' | 'stopped' 
  */
 export async function followUpRun(db: SagaDb, runId: string, schema: string): Promise<FollowUp> {
   return db.transaction().execute(async (trx) => {
-    const run = await trx
-      .selectFrom('runs')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .forUpdate()
-      .executeTakeFirst();
+    const run = await lockRunById(trx, runId);
     if (run?.status !== RunStatus.RUNNING) return 'none';
     if (run.pivot_idx !== null) return (await advanceCommit(trx, runId, schema)).kind;
     if (!run.policy.unwindOnFailure) return 'none';

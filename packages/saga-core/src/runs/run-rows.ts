@@ -87,6 +87,15 @@ export async function lockRun(trx: SagaTrx, tenantId: string, runId: string): Pr
   return run;
 }
 
+/**
+ * Locks a run the harness itself names (a job, a sweep, a decision already checked for its tenant) for the
+ * rest of the transaction; undefined when there is no such run. Callers that act for a tenant use
+ * {@link lockRun}.
+ */
+export async function lockRunById(trx: SagaTrx, runId: string): Promise<RunRow | undefined> {
+  return trx.selectFrom('runs').selectAll().where('run_id', '=', runId).forUpdate().executeTakeFirst();
+}
+
 export async function listSteps(db: SagaDb | SagaTrx, runId: string): Promise<StepRow[]> {
   return db.selectFrom('saga_log').selectAll().where('run_id', '=', runId).orderBy('step_idx').execute();
 }

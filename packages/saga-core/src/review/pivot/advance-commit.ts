@@ -1,6 +1,7 @@
 import type { SagaTrx } from '../../db/connect.js';
 import type { StepRow } from '../../db/schema.js';
 import { ApprovalKind, ApprovalStatus } from '../approvals/approval-status.js';
+import { lockRunById } from '../../runs/run-rows.js';
 import { RunStatus } from '../../runs/run-status.js';
 import { StepEventKind } from '../../steps/step-event-kind.js';
 import { StepStatus } from '../../steps/step-status.js';
@@ -47,12 +48,7 @@ const REPAIR_MARKS: readonly string[] = [
  * MANUAL_INTERVENTION with a case whose evidence names the deadline or the hold that passed.
  */
 export async function advanceCommit(trx: SagaTrx, runId: string, schema: string): Promise<CommitProgress> {
-  const run = await trx
-    .selectFrom('runs')
-    .selectAll()
-    .where('run_id', '=', runId)
-    .forUpdate()
-    .executeTakeFirst();
+  const run = await lockRunById(trx, runId);
   if (!run || run.pivot_idx === null || run.status !== RunStatus.RUNNING) return { kind: 'none' };
   const approval = await trx
     .selectFrom('approvals')

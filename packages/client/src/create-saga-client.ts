@@ -1,4 +1,5 @@
 import { CallStatus, callResponseSchema } from './call-outcome.js';
+import { definitionListSchema, type DefinitionView } from './definition-view.js';
 import { ToolOutcomeUnknown } from './errors.js';
 import { requestJson, withQuery, type Transport } from './http.js';
 import { sendWithFetch, sendWithUndici } from './send-request.js';
@@ -89,6 +90,11 @@ export interface SagaClient extends ReviewMethods, StepMethods {
    * approval the commit steps run in order and the run completes by itself; a rejection unwinds it.
    */
   pivot(runId: string, input: PivotInput): Promise<PivotProposal>;
+  /**
+   * The saga definitions the dispatcher's tool module declares: every name and version (lowest first
+   * within a name), each step with its tool, tool class, `dependsOn`, pivot and repeatable flags.
+   */
+  listDefinitions(): Promise<readonly DefinitionView[]>;
   /** A handle that keeps its own count of the run's steps, initialised from the log on first use. */
   run(runId: string): RunHandle;
 }
@@ -205,6 +211,16 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
         schema: pivotProposalSchema,
       });
       return data;
+    },
+
+    async listDefinitions() {
+      const { data } = await requestJson(transport, {
+        method: 'GET',
+        path: '/v1/definitions',
+        ok: [200],
+        schema: definitionListSchema,
+      });
+      return data.definitions;
     },
 
     run(runId) {

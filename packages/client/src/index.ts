@@ -45,6 +45,13 @@ export {
   type RunSummary,
 } from './run-view.js';
 export {
+  definitionViewSchema,
+  definitionStepSchema,
+  definitionListSchema,
+  type DefinitionView,
+  type DefinitionStep,
+} from './definition-view.js';
+export {
   approvalViewSchema,
   approvalEvidenceSchema,
   proposedStepSchema,

@@ -49,3 +49,5 @@ export { SAGA_KEY_TAG } from './email/resend-connection.js';
 // --- Shipping ---
 export { shippingConfigFromEnv, type ShippingConfig } from './shipping/shipping-config.js';
 export { createShippingTools } from './shipping/shipping-tools.js';
+// --- The support agent's saga definitions (its tool module exports them as `definitions`) ---
+export { refundAndReship, refundAndReshipPivot, supportAgentSagas } from './support-agent-sagas.js';

@@ -1,8 +1,9 @@
 /**
  * The support agent's tool module: `SAGA_TOOLS=packages/connectors/src/support-agent-tools.ts`. The
- * dispatcher and the executors load it (its default export is the array of tools), so this module is where a
- * process's connector configuration is parsed, once, from its environment; a missing variable stops the
- * process at start, naming it. No I/O here: the pg pool for email drafts connects on first use.
+ * dispatcher and the executors load it (its default export is the array of tools; `definitions`, the saga
+ * definitions built on them), so this module is where a process's connector configuration is parsed, once,
+ * from its environment; a missing variable stops the process at start, naming it. No I/O here: the pg pool
+ * for email drafts connects on first use.
  */
 import { createDb, type AnyTool } from '@agent-saga/core';
 import { DEFAULT_EMAIL_TEMPLATES } from './email/default-email-templates.js';
@@ -14,6 +15,7 @@ import { shippingConfigFromEnv } from './shipping/shipping-config.js';
 import { createShippingTools } from './shipping/shipping-tools.js';
 import { createStripeTools } from './stripe/create-stripe-tools.js';
 import { stripeConfigFromEnv } from './stripe/stripe-config.js';
+import { supportAgentSagas } from './support-agent-sagas.js';
 
 const env: Record<string, string | undefined> = process.env;
 const emailConfig = emailConfigFromEnv(env);
@@ -28,3 +30,6 @@ const tools: readonly AnyTool[] = [
   ...createShippingTools(shippingConfigFromEnv(env)),
 ];
 export default tools;
+
+/** `refund_and_reship` and `refund_and_reship_pivot`, registered against the tools above at start. */
+export const definitions = supportAgentSagas;

@@ -45,6 +45,30 @@ export {
 export { ToolClass } from './tools/tool-class.js';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
 
+// --- Sagas: definitions declared beside the tools, their dependency order, registry and loading ---
+export {
+  defineSaga,
+  pivotStepOf,
+  MAX_SAGA_STEPS,
+  type SagaSpec,
+  type SagaStepSpec,
+  type SagaDefinition,
+  type SagaStep,
+} from './sagas/define-saga.js';
+export { ancestorsOf, type DependencyNode } from './sagas/dependency-order.js';
+export { loadToolModule, type ToolModule } from './sagas/load-tool-module.js';
+export type { MoneyAmounts, SagaBudget, StepRetry } from './sagas/saga-budget.js';
+export type {
+  InvariantLookups,
+  InvariantRun,
+  InvariantStep,
+  InvariantVerdict,
+  SagaInvariant,
+} from './sagas/saga-invariant.js';
+export type { SagaPolicy } from './sagas/saga-policy.js';
+export { createSagaRegistry, type SagaRegistry } from './sagas/saga-registry.js';
+export { SagaDefinitionError } from './errors/errors.js';
+
 // --- Steps: the status and events of a step, its idempotency key, intent, claim, outcome and re-dispatch ---
 export { appendStepEvent, appendStepEvents, type StepEventInput } from './steps/append-event.js';
 export { claimStepBatch, type ClaimRequest, type ClaimBatchInput } from './steps/claim/claim-step-batch.js';

@@ -77,6 +77,8 @@ export const ErrorCode = {
   // --- harness errors: never a refusal, answered 500 INTERNAL if one reaches the API ---
   /** A tool definition is invalid (raised at registration). */
   TOOL_DEFINITION: 'TOOL_DEFINITION',
+  /** A saga definition is invalid, or does not fit the tools it is registered with (raised at start). */
+  SAGA_DEFINITION: 'SAGA_DEFINITION',
   /** A step's compare-and-set found it in a state that may not move to the target. */
   INVALID_TRANSITION: 'INVALID_TRANSITION',
   /** A run's compare-and-set found it in a status that may not move to the target. */

@@ -67,6 +67,23 @@ export class ToolDefinitionError extends SagaError {
   }
 }
 
+/**
+ * A saga definition (`defineSaga`) that cannot be registered: its spec is malformed, or it does not fit the
+ * tools it is registered with. `field` names the offending part as written (`steps[2].tool`,
+ * `steps[3].dependsOn`); `saga` is its name and version (`refund_and_reship@2`; `(module)` when the
+ * module's export itself is wrong).
+ */
+export class SagaDefinitionError extends SagaError {
+  readonly code = ErrorCode.SAGA_DEFINITION;
+  constructor(
+    readonly saga: string,
+    readonly field: string,
+    message: string,
+  ) {
+    super(`saga ${JSON.stringify(saga)}: ${field}: ${message}`);
+  }
+}
+
 export class ToolNotRegisteredError extends SagaError {
   readonly code = ErrorCode.UNKNOWN_TOOL;
   override readonly httpStatus = 400;

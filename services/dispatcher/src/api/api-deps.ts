@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { ExecuteJob, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
+import type { ExecuteJob, Logger, SagaDb, SagaRegistry, ToolRegistry } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 
 /** What the API is built from, passed explicitly (no module state, nothing read from the environment). */
@@ -8,6 +8,8 @@ export interface ApiDeps {
   /** The Postgres schema of the saga log (names the NOTIFY channels). */
   readonly schema: string;
   readonly registry: ToolRegistry;
+  /** The tool module's saga definitions (`loadToolModule`), listed by `GET /v1/definitions`; none if absent. */
+  readonly definitions?: SagaRegistry;
   /** The execute queue, for the fast path and the readiness check. */
   readonly queue: Queue<ExecuteJob>;
   readonly config: Readonly<DispatcherConfig>;

@@ -21,6 +21,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { caseRoutes } from './routes/cases.js';
 import { correctionRoutes } from './routes/corrections.js';
 import { pivotRoutes } from './routes/pivot.js';
+import { definitionRoutes } from './routes/definitions.js';
 import { createDeliveryGroup } from './delivery-group.js';
 import { createIntakeGroup } from './grouped-intake.js';
 import { createStepReadGroup } from './step-read-group.js';
@@ -115,6 +116,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       await v1.register(approvalRoutes, { deps });
       await v1.register(caseRoutes, { deps });
       await v1.register(correctionRoutes, { deps });
+      await v1.register(definitionRoutes, { deps });
       await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, stepReads, intakes } });
     },
     { prefix: '/v1' },

@@ -325,3 +325,27 @@ export const runSummary = z.object({
   updatedAt: z.string(),
 });
 export const runList = z.object({ runs: z.array(runSummary) });
+
+// --- saga definitions ---
+
+export const definitionStepView = z.object({
+  id: z.string().describe('How a plan and a call name the step'),
+  tool: z.string(),
+  toolClass: z.enum(valuesOf(ToolClass)),
+  dependsOn: z
+    .array(z.string())
+    .describe('Ids of the steps this one stands after: as declared, or every earlier step by default'),
+  pivot: z
+    .boolean()
+    .describe('The go/no-go step, the first a pivot approval commits; every irreversible step is after it'),
+  repeatable: z.boolean().describe('The business action may rightly be taken twice in one run'),
+});
+
+export const definitionView = z.object({
+  name: z.string(),
+  version: z.number().int(),
+  steps: z.array(definitionStepView),
+});
+export type DefinitionView = z.infer<typeof definitionView>;
+
+export const definitionList = z.object({ definitions: z.array(definitionView) });

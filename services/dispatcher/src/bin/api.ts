@@ -4,7 +4,7 @@
  * accepting (new requests get 503), calls waiting for an outcome answer 202 at once, requests under way
  * finish, then the pools close. Its metrics and readiness are served by the API itself.
  */
-import { bullmqProducerConnection, loadToolRegistry, runRole } from '@agent-saga/core';
+import { bullmqProducerConnection, loadToolModule, runRole } from '@agent-saga/core';
 import { buildApi } from '../api/build-api.js';
 import { loadDispatcherConfig } from '../config.js';
 import { createExecuteQueue } from '../queue/execute-queue.js';
@@ -14,20 +14,29 @@ await runRole({
   loadConfig: loadDispatcherConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db }) {
-    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    const { tools: registry, definitions } = await loadToolModule(config.SAGA_TOOLS);
     // A producer connection: while Redis is down the fast path fails at once and the relay takes over.
     const queue = createExecuteQueue(
       bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
       config.SAGA_QUEUE_PREFIX,
     );
     queue.on('error', (err) => logger.warn({ err }, 'redis error on the execute queue; reconnecting'));
-    const { app } = await buildApi({ db, schema: config.SAGA_DB_SCHEMA, registry, queue, config, logger });
+    const { app } = await buildApi({
+      db,
+      schema: config.SAGA_DB_SCHEMA,
+      registry,
+      definitions,
+      queue,
+      config,
+      logger,
+    });
     await app.listen({ host: config.HOST, port: config.PORT });
     return {
       stopWork: () => app.close(),
       connections: [{ what: 'the execute queue', close: () => queue.close() }],
       startedLog: {
         tools: registry.list().map((t) => t.name),
+        definitions: definitions.list().map((d) => `${d.name}@${d.version}`),
         schema: config.SAGA_DB_SCHEMA,
         fastPath: config.SAGA_FAST_PATH,
       },

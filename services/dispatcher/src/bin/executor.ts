@@ -8,7 +8,7 @@ import {
   bullmqProducerConnection,
   bullmqWorkerConnection,
   createCrashPoints,
-  loadToolRegistry,
+  loadToolModule,
   runRole,
 } from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
@@ -21,7 +21,8 @@ await runRole({
   loadConfig: loadDispatcherConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db }) {
-    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    // The module's saga definitions are checked here too, so every role refuses the same bad module.
+    const { tools: registry } = await loadToolModule(config.SAGA_TOOLS);
     const metrics = createWorkerMetrics(
       'executor',
       config.SAGA_LOG_GAUGES ? { db, cacheMs: config.SAGA_LOG_GAUGES_CACHE_MS, logger } : undefined,

@@ -3,12 +3,7 @@
  * Any number may run against one log; scale by processes and RECONCILER_CONCURRENCY. SIGTERM drains: no new
  * sweep or claim starts, the lookups under way finish and record, then the process exits 0.
  */
-import {
-  bullmqProducerConnection,
-  bullmqWorkerConnection,
-  loadToolRegistry,
-  runRole,
-} from '@agent-saga/core';
+import { bullmqProducerConnection, bullmqWorkerConnection, loadToolModule, runRole } from '@agent-saga/core';
 import { loadReconcilerConfig } from '../config.js';
 import { createReconcilerMetrics } from '../metrics/reconciler-metrics.js';
 import { keepReconcileSchedulers } from '../queue/keep-reconcile-schedulers.js';
@@ -20,7 +15,8 @@ await runRole({
   loadConfig: loadReconcilerConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db }) {
-    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    // The module's saga definitions are checked here too, so every role refuses the same bad module.
+    const { tools: registry } = await loadToolModule(config.SAGA_TOOLS);
     // The worker waits for Redis through an outage; the queue (schedulers, readiness) fails fast.
     const queue = createReconcileQueue(
       bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),

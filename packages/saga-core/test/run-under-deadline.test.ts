@@ -1,0 +1,92 @@
+/**
+ * runUnderDeadline: which signal cut a call off, and that a call leaves nothing behind on the caller's
+ * process-lifetime shutdown signal (every executor and compensator call passes the same one).
+ */
+import { getEventListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { runUnderDeadline } from '@agent-saga/core';
+
+const never = () => new Promise<never>(() => {});
+
+/** A full GC on demand, without starting the test process with --expose-gc. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+describe('runUnderDeadline', () => {
+  it('answers the value of a call that returns in time', async () => {
+    const shutdown = new AbortController();
+    const r = await runUnderDeadline(
+      { timeoutMs: 1_000, timeoutError: () => new Error('late'), shutdownSignal: shutdown.signal },
+      (signal) => Promise.resolve(signal.aborted),
+    );
+    expect(r).toEqual({ ok: true, value: false });
+  });
+
+  it('cuts a hanging call off at its timeout, with the timeout error and reason', async () => {
+    const shutdown = new AbortController();
+    const r = await runUnderDeadline(
+      { timeoutMs: 20, timeoutError: () => new Error('late'), shutdownSignal: shutdown.signal },
+      never,
+    );
+    expect(r).toMatchObject({ ok: false, reason: 'timeout', error: new Error('late') });
+  });
+
+  it('aborts the signal given to the call on shutdown, with the shutdown reason', async () => {
+    const shutdown = new AbortController();
+    let seen: AbortSignal | undefined;
+    const pending = runUnderDeadline(
+      { timeoutMs: 10_000, timeoutError: () => new Error('late'), shutdownSignal: shutdown.signal },
+      (signal) => ((seen = signal), never()),
+    );
+    setTimeout(() => shutdown.abort(new Error('draining')), 10);
+    const r = await pending;
+    expect(r).toMatchObject({ ok: false, reason: 'shutdown', error: new Error('draining') });
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toEqual(new Error('draining'));
+  });
+
+  it('gives an already aborted signal to a call started after shutdown', async () => {
+    const shutdown = new AbortController();
+    shutdown.abort(new Error('draining'));
+    const r = await runUnderDeadline(
+      { timeoutMs: 10_000, timeoutError: () => new Error('late'), shutdownSignal: shutdown.signal },
+      (signal) => Promise.resolve(signal.aborted),
+    );
+    expect(r).toMatchObject({ ok: false, reason: 'shutdown' });
+  });
+
+  it('leaves no listener on the shutdown signal once a call has ended, whichever way', async () => {
+    const shutdown = new AbortController();
+    const deadline = {
+      timeoutMs: 20,
+      timeoutError: () => new Error('late'),
+      shutdownSignal: shutdown.signal,
+    };
+    await Promise.all([
+      runUnderDeadline(deadline, () => Promise.resolve(1)),
+      runUnderDeadline(deadline, () => Promise.reject(new Error('no'))),
+      runUnderDeadline(deadline, never),
+    ]);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('keeps nothing of an ended call alive through the shutdown signal', async () => {
+    const shutdown = new AbortController();
+    const deadline = {
+      timeoutMs: 1_000,
+      timeoutError: () => new Error('late'),
+      shutdownSignal: shutdown.signal,
+    };
+    const given: WeakRef<AbortSignal>[] = [];
+    for (let i = 0; i < 20; i++)
+      await runUnderDeadline(deadline, (signal) => Promise.resolve(void given.push(new WeakRef(signal))));
+    // WeakRef targets are held until the current job ends: collect from a later turn.
+    await new Promise((r) => setTimeout(r, 0));
+    collectGarbage();
+    expect(given.filter((r) => r.deref() !== undefined)).toHaveLength(0);
+  });
+});

@@ -24,7 +24,6 @@ import { pivotRoutes } from './routes/pivot.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { createDeliveryGroup } from './delivery-group.js';
 import { createIntakeGroup } from './grouped-intake.js';
-import { createStepReadGroup } from './step-read-group.js';
 import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
 import { consoleRoutes } from '../console/console-routes.js';
 
@@ -55,7 +54,6 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   app.decorateRequest('principal', null);
 
   const deliveries = createDeliveryGroup(deps.db);
-  const stepReads = createStepReadGroup(deps.db);
   const intakes = createIntakeGroup(deps.db, deps.config.RELAY_GRACE_MS);
   const waiter = createSettleWaiter({
     db: { ...sagaDbOptions(deps.config, 'api-listen', 1), schema: deps.schema },
@@ -117,7 +115,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       await v1.register(caseRoutes, { deps });
       await v1.register(correctionRoutes, { deps });
       await v1.register(definitionRoutes, { deps });
-      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, stepReads, intakes } });
+      await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, intakes } });
     },
     { prefix: '/v1' },
   );

@@ -1,25 +1,21 @@
-import { markOutcomesDelivered, type DeliveredOutcome, type SagaDb } from '@agent-saga/core';
+import { markOutcomesDelivered, type DeliveredOutcome, type SagaDb, type StepRow } from '@agent-saga/core';
 import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
 
 /**
- * The delivered marks of concurrent responses, grouped: each response that carries a settled outcome
- * submits its step, and the marks (with the cursor moves they cause) of the responses ready at the same
- * time commit in one transaction (see `markOutcomesDelivered`). The response is sent only after
- * its mark committed, so the cursor never moves past an outcome the caller did not receive, and a caller
- * that got the answer finds the cursor moved.
+ * The reads of answers, each of which delivers what it reads: a request reads its step through this group
+ * once it may answer (a NOTIFY woke it, or its wait began or ended), and a step the read finds settled and not
+ * yet delivered is marked delivered, with the cursor moves it causes, in the same statement and commit (see
+ * `markOutcomesDelivered`); a step still on its way is only read. The requests ready at the same time share
+ * one statement. The response is sent only after its mark committed, so the cursor never moves past an
+ * outcome the caller did not receive, and a caller that got the answer finds the cursor moved. Resolves
+ * each item's step as it then is (undefined when the tenant has no such step).
  */
-export type DeliveryGroup = StatementGroup<DeliveredOutcome, void>;
+export type DeliveryGroup = StatementGroup<DeliveredOutcome, StepRow | undefined>;
 
-/** Why 64: more concurrent answers than the API holds at the bench's 50 in flight; one statement's text
- * stays a few kB. */
+/** Why 64: more concurrent answers than the API holds at the bench's 50 in flight; the statement binds three
+ * arrays whatever the group's size, so its text (and its prepared plan) never changes. */
 const MAX_GROUP = 64;
 
 export function createDeliveryGroup(db: SagaDb): DeliveryGroup {
-  return createStatementGroup({
-    maxSize: MAX_GROUP,
-    async run(items) {
-      await markOutcomesDelivered(db, items);
-      return items.map(() => undefined);
-    },
-  });
+  return createStatementGroup({ maxSize: MAX_GROUP, run: (items) => markOutcomesDelivered(db, items) });
 }

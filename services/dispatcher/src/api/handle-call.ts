@@ -21,15 +21,15 @@ import { runPureTool } from './run-pure-tool.js';
 import type { CallBody } from './schemas.js';
 import type { SettleWaiter } from './settle-waiter.js';
 import type { DeliveryGroup } from './delivery-group.js';
-import type { StepReadGroup } from './step-read-group.js';
 
 export interface CallContext extends ApiDeps {
   readonly waiter: SettleWaiter;
   readonly metrics: ApiMetrics;
-  /** Groups the delivered marks of concurrent answers into one commit. */
+  /**
+   * Groups the reads of requests ready to answer (woken at the same time) into one statement, which marks
+   * the settled outcomes they carry delivered in the same commit.
+   */
   readonly deliveries: DeliveryGroup;
-  /** Groups the step reads of requests woken at the same time into one query. */
-  readonly stepReads: StepReadGroup;
   /** Groups the intakes of concurrent calls that each name a new step into one statement. */
   readonly intakes: IntakeGroup;
 }
@@ -43,7 +43,8 @@ export interface CallContext extends ApiDeps {
  *    unsettled step, the inline lookup (see `resolveByLookup`);
  * 4. the step's key is watched, the fast path publishes what this call committed, and the answer waits up to
  *    `waitMs` for a NOTIFY that the step settled;
- * 5. a settled outcome in the answer is marked delivered, which moves the run's cursor.
+ * 5. a settled outcome in the answer is marked delivered, which moves the run's cursor: after a wait, by the
+ *    read that found it settled (one statement, see `DeliveryGroup`), otherwise here.
  */
 export async function handleCall(
   ctx: CallContext,
@@ -152,7 +153,13 @@ async function settle(
   try {
     if (dispatch && ctx.config.SAGA_FAST_PATH)
       await publishFast(ctx.queue, dispatch, log, ctx.config.FAST_PATH_PUBLISH_TIMEOUT_MS);
-    return await awaitSettle(ctx.stepReads, watch, step.idempotency_key, waitMs, unseen ? step : undefined);
+    return await awaitSettle(
+      ctx.deliveries,
+      watch,
+      { tenantId: step.tenant_id, runId: step.run_id, stepIdx: step.step_idx },
+      waitMs,
+      unseen ? step : undefined,
+    );
   } finally {
     watch.close();
   }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { SagaTrx } from '../../db/connect.js';
 import { SETTLED_STEP_STATUSES } from '../step-status.js';
 
@@ -16,9 +16,10 @@ export async function markOutcomeDelivered(trx: SagaTrx, runId: string, stepIdx:
 }
 
 /**
- * The one statement behind both forms of the delivered mark (this one and `markOutcomesDelivered`), for
- * steps whose runs the caller's transaction has locked, in a statement issued after the locks were granted
- * (so its snapshot sees every delivery of those runs committed before):
+ * The statement of the delivered mark under a lock the caller's transaction already holds (this form, and
+ * `markOutcomesDelivered` when its one statement found a run's lock stale), for steps whose runs are locked,
+ * issued after the locks were granted (so its snapshot sees every delivery of those runs committed before).
+ * Its cursor rule is {@link cursorAfterMarks}, the one `markOutcomesDelivered`'s statement uses too:
  *
  * ```sql
  * WITH marked AS (UPDATE saga_log SET outcome_delivered = true
@@ -47,13 +48,23 @@ export async function markDeliveredUnderLock(
          AND s.status = ANY(${[...SETTLED_STEP_STATUSES]}::text[]) AND NOT s.outcome_delivered
       RETURNING s.run_id, s.step_idx
     )
-    UPDATE runs r SET cursor = (
+    UPDATE runs r SET cursor = ${cursorAfterMarks()}
+     WHERE r.run_id = ANY(${runIds}::text[])
+    RETURNING r.run_id, r.cursor`.execute(trx);
+  return new Map(r.rows.map((row) => [row.run_id, row.cursor]));
+}
+
+/**
+ * The cursor rule as SQL, for an `UPDATE runs r` whose statement has a CTE `marked (run_id, step_idx)` of the
+ * steps it marks delivered: the first index at or after `r.cursor` that holds no delivered step, counting the
+ * steps in `marked` as delivered (the statement cannot see its own CTE's writes). Its snapshot must see every
+ * delivery of the run committed before the run's lock was granted (see the callers).
+ */
+export function cursorAfterMarks(): RawBuilder<number> {
+  return sql<number>`(
         SELECT min(g)::int FROM generate_series(r.cursor, r.cursor + (
                  SELECT count(*)::int FROM saga_log s WHERE s.run_id = r.run_id AND s.step_idx >= r.cursor)) g
          WHERE NOT EXISTS (SELECT 1 FROM saga_log s
                             WHERE s.run_id = r.run_id AND s.step_idx = g AND s.outcome_delivered)
-           AND NOT EXISTS (SELECT 1 FROM marked m WHERE m.run_id = r.run_id AND m.step_idx = g))
-     WHERE r.run_id = ANY(${runIds}::text[])
-    RETURNING r.run_id, r.cursor`.execute(trx);
-  return new Map(r.rows.map((row) => [row.run_id, row.cursor]));
+           AND NOT EXISTS (SELECT 1 FROM marked m WHERE m.run_id = r.run_id AND m.step_idx = g))`;
 }

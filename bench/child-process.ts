@@ -1,5 +1,51 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { ROLE_NODE_FLAGS } from '@agent-saga/core';
 import { REPO_ROOT } from './bench-config.js';
+
+/** What the bench's roles run from dist, each beside the sources it is compiled from. */
+const BUILT = [
+  { dist: 'packages/saga-core/dist', src: 'packages/saga-core/src' },
+  { dist: 'services/dispatcher/dist', src: 'services/dispatcher/src' },
+  { dist: 'services/compensator/dist', src: 'services/compensator/src' },
+  { dist: 'bench/dist', src: 'bench/noop-tools.ts' },
+] as const;
+
+/** The newest modification time of `path` (a file, or every file under a directory), and that file. */
+function newest(path: string): { mtimeMs: number; file: string } {
+  if (!statSync(path).isDirectory()) return { mtimeMs: statSync(path).mtimeMs, file: path };
+  let best = { mtimeMs: 0, file: path };
+  for (const name of readdirSync(path, { recursive: true, encoding: 'utf8' })) {
+    const file = join(path, name);
+    const st = statSync(file);
+    if (st.isFile() && st.mtimeMs > best.mtimeMs) best = { mtimeMs: st.mtimeMs, file };
+  }
+  return best;
+}
+
+let builtChecked = false;
+
+/**
+ * Once per bench: fails when a role's `dist/` is missing, and says so (without failing) when a source is
+ * newer than its last build (`pnpm bench` builds first; this catches `tsx bench/run.ts` on its own, and a
+ * source saved while the bench starts). tsc -b writes `dist/tsconfig.tsbuildinfo` on every build.
+ */
+function checkBuilt(): void {
+  if (builtChecked) return;
+  builtChecked = true;
+  for (const { dist, src } of BUILT) {
+    const info = resolve(REPO_ROOT, dist, 'tsconfig.tsbuildinfo');
+    if (!existsSync(info))
+      throw new Error(`${dist} is missing: run \`pnpm build\` (pnpm bench does it first)`);
+    const latest = newest(resolve(REPO_ROOT, src));
+    if (latest.mtimeMs > statSync(info).mtimeMs)
+      console.log(
+        `· warning: ${relative(REPO_ROOT, latest.file)} is newer than ${dist}; the roles run the last build ` +
+          '(`pnpm build` to include it)',
+      );
+  }
+}
 
 /** How a child process ended. */
 export interface ChildExit {
@@ -7,8 +53,8 @@ export interface ChildExit {
   readonly signal: NodeJS.Signals | null;
 }
 
-/** A TypeScript entry point running as its own Node process (`node --import tsx <entry>`). */
-export interface TsxChild {
+/** A child Node process: a role from dist ({@link startRole}) or a TypeScript entry ({@link startTsx}). */
+export interface NodeChild {
   readonly name: string;
   readonly child: ChildProcess;
   readonly exited: Promise<ChildExit>;
@@ -23,9 +69,28 @@ export interface TsxChild {
   stop(graceMs: number): Promise<ChildExit & { readonly killed: boolean }>;
 }
 
+/** A TypeScript entry point running as its own Node process (`node --import tsx <entry>`). */
+export type TsxChild = NodeChild;
+
 /**
- * Starts `entry` (a path under the repository) with the current environment plus `env`; `nodeArgs` go
- * before the entry (e.g. `--cpu-prof`).
+ * Starts the role `services/<service>/dist/bin/<role>.js` as production does (`node` with
+ * {@link ROLE_NODE_FLAGS}), with the current environment plus `env`; `nodeArgs` go after those flags
+ * (e.g. `--cpu-prof`). The child is named `role`.
+ */
+export function startRole(
+  service: string,
+  role: string,
+  env: Readonly<Record<string, string>>,
+  nodeArgs: readonly string[] = [],
+): NodeChild {
+  checkBuilt();
+  const entry = resolve(REPO_ROOT, 'services', service, 'dist', 'bin', `${role}.js`);
+  return startNode(role, [...ROLE_NODE_FLAGS, ...nodeArgs, entry], env);
+}
+
+/**
+ * Starts `entry` (a TypeScript file under the repository) through tsx with the current environment plus
+ * `env`; `nodeArgs` go before the entry (e.g. `--cpu-prof`).
  */
 export function startTsx(
   name: string,
@@ -33,7 +98,11 @@ export function startTsx(
   env: Readonly<Record<string, string>>,
   nodeArgs: readonly string[] = [],
 ): TsxChild {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+  return startNode(name, [...nodeArgs, '--import', 'tsx', entry], env);
+}
+
+function startNode(name: string, args: readonly string[], env: Readonly<Record<string, string>>): NodeChild {
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,7 +137,7 @@ export async function waitUntil(
   what: string,
   probe: () => Promise<boolean>,
   timeoutMs: number,
-  children: readonly TsxChild[] = [],
+  children: readonly NodeChild[] = [],
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

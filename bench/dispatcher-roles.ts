@@ -1,24 +1,24 @@
 /**
- * The three dispatcher roles (api, relay, executor), each its own process as in production, started on
- * the bench's schema, queue prefix and no-op tool module, at LOG_LEVEL=warn so logging costs what it
- * would in a quiet deployment.
+ * The three dispatcher roles (api, relay, executor), each its own process started as in production (from
+ * dist, with `ROLE_NODE_FLAGS`), on the bench's schema, queue prefix and no-op tool module (compiled
+ * too: plain Node loads no TypeScript), at LOG_LEVEL=warn so logging costs what it would in a quiet
+ * deployment.
  */
 import { resolve } from 'node:path';
 import { REPO_ROOT, type BenchConfig } from './bench-config.js';
-import { startTsx, waitUntil, type TsxChild } from './child-process.js';
+import { startRole, waitUntil, type NodeChild } from './child-process.js';
 import { freePort } from '@agent-saga/core';
 
-const BIN = resolve(REPO_ROOT, 'services/dispatcher/src/bin');
-/** The tool module every role loads. */
-export const NOOP_TOOLS = resolve(REPO_ROOT, 'bench/noop-tools.ts');
-/** A cold start of three tsx processes on two cores takes a few seconds; this is generous. */
+/** The tool module every role loads: bench/noop-tools.ts as `pnpm build` compiles it. */
+export const NOOP_TOOLS = resolve(REPO_ROOT, 'bench/dist/noop-tools.js');
+/** A cold start of three role processes on two cores takes a few seconds; this is generous. */
 const READY_TIMEOUT_MS = 60_000;
 /** Longer than an executor needs to finish no-op calls and close its pools. */
 const STOP_GRACE_MS = 15_000;
 
 export interface DispatcherRoles {
   readonly baseUrl: string;
-  readonly children: readonly TsxChild[];
+  readonly children: readonly NodeChild[];
   /** Fails with the role's output if any role has exited. */
   assertRunning(): void;
   /** SIGTERM to every role; resolves with how each ended (a drained role exits 0). */
@@ -46,21 +46,11 @@ export async function startDispatcherRoles(
       ? ['--cpu-prof', `--cpu-prof-dir=${resolve(config.BENCH_CPU_PROFILE_DIR, role)}`]
       : [];
   const children = [
-    startTsx(
-      'api',
-      resolve(BIN, 'api.ts'),
-      { ...env, HOST: '127.0.0.1', PORT: String(apiPort) },
-      profile('api'),
-    ),
-    startTsx(
-      'relay',
-      resolve(BIN, 'relay.ts'),
-      { ...env, METRICS_PORT: String(relayMetrics) },
-      profile('relay'),
-    ),
-    startTsx(
+    startRole('dispatcher', 'api', { ...env, HOST: '127.0.0.1', PORT: String(apiPort) }, profile('api')),
+    startRole('dispatcher', 'relay', { ...env, METRICS_PORT: String(relayMetrics) }, profile('relay')),
+    startRole(
+      'dispatcher',
       'executor',
-      resolve(BIN, 'executor.ts'),
       { ...env, METRICS_PORT: String(executorMetrics) },
       profile('executor'),
     ),

@@ -3,7 +3,8 @@
  * measured in the same run (see docs/benchmarks.md for what each figure means).
  *
  *  1. a fresh schema `bench_<ts>` (migrated), a queue prefix `bench-<ts>`, a token, pre-created runs;
- *  2. api, relay and executor as three processes on bench/noop-tools.ts;
+ *  2. api, relay and executor as three processes, from dist as in production (`pnpm bench` runs
+ *     `pnpm build` first), on bench/noop-tools.ts;
  *  3. unloaded: warm-up, then sequential calls → client latency and intent → CONFIRMED from the saga log;
  *  4. sustained: BENCH_CONCURRENCY calls in flight for BENCH_SECONDS → calls/s, latency, and Postgres
  *     commits and WAL per call; then the roles are stopped (SIGTERM, drained);

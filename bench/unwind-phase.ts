@@ -4,19 +4,19 @@
  * While the dispatcher roles run, BENCH_UNWIND_RUNS fresh runs each get one `noop` call (CONFIRMED, with
  * its `noop_undo` compensation stored at intake) and then `POST /v1/runs/:id/unwind`, BENCH_CONCURRENCY at
  * a time; no compensator runs yet, so every run waits in COMPENSATING. After the roles have stopped, one
- * compensator process (services/compensator/src/bin/compensator.ts on bench/noop-tools.ts, product
- * settings except COMPENSATOR_CONCURRENCY = BENCH_UNWIND_CONCURRENCY) starts and finds them with its sweep.
+ * compensator process (services/compensator/dist/bin/compensator.js, started as in production, on the
+ * compiled bench/noop-tools.ts, product settings except COMPENSATOR_CONCURRENCY = BENCH_UNWIND_CONCURRENCY)
+ * starts and finds them with its sweep.
  * The rate is runs ÷ (last run's COMPENSATED − first run's COMPENSATED), from the `runs` rows; the wall
  * time from the process's start to the last run is reported beside it (it includes start-up and the
  * first sweep).
  */
-import { resolve } from 'node:path';
 import { sql } from 'kysely';
 import { RunStatus, type SagaDb } from '@agent-saga/core';
 import type { SagaClient } from '@agent-saga/client';
-import { REPO_ROOT, type BenchConfig } from './bench-config.js';
+import type { BenchConfig } from './bench-config.js';
 import { createRuns } from './bench-schema.js';
-import { startTsx, waitUntil } from './child-process.js';
+import { startRole, waitUntil } from './child-process.js';
 import { NOOP_TOOLS } from './dispatcher-roles.js';
 
 export interface UnwindResult {
@@ -69,20 +69,16 @@ export async function measureUnwind(
   runs: number,
 ): Promise<UnwindResult> {
   const t0 = performance.now();
-  const compensator = startTsx(
-    'compensator',
-    resolve(REPO_ROOT, 'services/compensator/src/bin/compensator.ts'),
-    {
-      DATABASE_URL: config.DATABASE_URL,
-      REDIS_URL: config.REDIS_URL,
-      SAGA_DB_SCHEMA: target.schema,
-      SAGA_QUEUE_PREFIX: target.queuePrefix,
-      SAGA_TOOLS: NOOP_TOOLS,
-      LOG_LEVEL: 'warn',
-      COMPENSATOR_CONCURRENCY: String(config.BENCH_UNWIND_CONCURRENCY),
-      DB_POOL_SIZE: String(config.DB_POOL_SIZE),
-    },
-  );
+  const compensator = startRole('compensator', 'compensator', {
+    DATABASE_URL: config.DATABASE_URL,
+    REDIS_URL: config.REDIS_URL,
+    SAGA_DB_SCHEMA: target.schema,
+    SAGA_QUEUE_PREFIX: target.queuePrefix,
+    SAGA_TOOLS: NOOP_TOOLS,
+    LOG_LEVEL: 'warn',
+    COMPENSATOR_CONCURRENCY: String(config.BENCH_UNWIND_CONCURRENCY),
+    DB_POOL_SIZE: String(config.DB_POOL_SIZE),
+  });
   const open = async () =>
     Number(
       (

@@ -91,7 +91,7 @@ describe('infra/prometheus/prometheus.yml and infra/compose.yaml', () => {
       ),
     );
     const roles = Object.entries(compose.services).filter(([, s]) =>
-      (s.command ?? []).some((arg) => /^services\/\w+\/src\/bin\//.test(arg)),
+      (s.command ?? []).some((arg) => /^services\/\w+\/dist\/bin\//.test(arg)),
     );
     expect(roles.map(([name]) => name).sort()).toEqual([
       'api',

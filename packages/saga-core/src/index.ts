@@ -375,6 +375,7 @@ export { closeWorkerWithin, createRunningWork, type RunningWork } from './proces
 export { baseConfigSchema, parseConfig, envInt, type BaseConfig } from './process/config.js';
 export { CrashPoint, createCrashPoints } from './process/crash-point.js';
 export { drainOnSignal, exitOnStartFailure } from './process/drain-on-signal.js';
+export { ROLE_NODE_FLAGS } from './process/role-node-flags.js';
 export {
   runRole,
   type RoleSpec,

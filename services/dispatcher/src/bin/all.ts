@@ -4,13 +4,23 @@
  * SIGINT to all of them. When one child exits on its own the others are stopped and this process exits
  * with that child's code: a half-started dispatcher is worse than none. In production run each role as its
  * own process, so each pool scales by itself.
+ *
+ * Compiled (`node --conditions=agent-saga-dist services/dispatcher/dist/bin/all.js`, after `pnpm build`) it starts the compiled roles
+ * as production does, with {@link ROLE_NODE_FLAGS}; from its TypeScript source (`node --import tsx
+ * services/dispatcher/src/bin/all.ts`) it starts the roles' sources through tsx, as before.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ROLE_NODE_FLAGS } from '@agent-saga/core';
 
 const ROLES = ['api', 'relay', 'executor'] as const;
 const here = dirname(fileURLToPath(import.meta.url));
+
+/** Compiled when this file is dist/bin/all.js: start the roles' .js beside it, else their .ts through tsx. */
+const compiled = import.meta.url.endsWith('.js');
+const roleArgs = (role: string): string[] =>
+  compiled ? [...ROLE_NODE_FLAGS, join(here, `${role}.js`)] : ['--import', 'tsx', join(here, `${role}.ts`)];
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
@@ -21,7 +31,7 @@ function stopAll(signal: NodeJS.Signals): void {
 }
 
 for (const role of ROLES) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, `${role}.ts`)], {
+  const child = spawn(process.execPath, roleArgs(role), {
     stdio: 'inherit',
     env: process.env,
   });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import {
@@ -81,6 +82,8 @@ export function newWorkerId(): string {
  */
 export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
   const shutdown = new AbortController();
+  // Every running call listens on it (runUnderDeadline) until it ends: as many as the worker runs at once.
+  setMaxListeners(d.config.EXECUTOR_CONCURRENCY + 1, shutdown.signal);
   const workerId = newWorkerId();
   const leases = leasePlan(d);
   const groups = createExecutorGroups({

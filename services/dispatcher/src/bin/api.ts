@@ -1,5 +1,5 @@
 /**
- * Entry point of an API process: `node --import tsx services/dispatcher/src/bin/api.ts`. Scale by processes
+ * Entry point of an API process: `node <ROLE_NODE_FLAGS> services/dispatcher/dist/bin/api.js` (after `pnpm build`; from source, `node --import tsx services/dispatcher/src/bin/api.ts`). Scale by processes
  * behind a load balancer; each holds one pool and one LISTEN connection. SIGTERM drains: the server stops
  * accepting (new requests get 503), calls waiting for an outcome answer 202 at once, requests under way
  * finish, then the pools close. Its metrics and readiness are served by the API itself.

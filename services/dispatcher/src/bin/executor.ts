@@ -1,5 +1,5 @@
 /**
- * Entry point of an executor process: `node --import tsx services/dispatcher/src/bin/executor.ts`.
+ * Entry point of an executor process: `node <ROLE_NODE_FLAGS> services/dispatcher/dist/bin/executor.js` (after `pnpm build`; from source, `node --import tsx services/dispatcher/src/bin/executor.ts`).
  * Scale by processes and EXECUTOR_CONCURRENCY. SIGTERM drains: no new job is taken (the rest stay in the
  * queue), running calls finish and record; after EXECUTOR_DRAIN_MS (or a second signal) they are aborted
  * and record UNKNOWN.

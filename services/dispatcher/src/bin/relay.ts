@@ -1,5 +1,5 @@
 /**
- * Entry point of an outbox relay process: `node --import tsx services/dispatcher/src/bin/relay.ts`.
+ * Entry point of an outbox relay process: `node <ROLE_NODE_FLAGS> services/dispatcher/dist/bin/relay.js` (after `pnpm build`; from source, `node --import tsx services/dispatcher/src/bin/relay.ts`).
  * Any number may run at once. SIGTERM stops claiming and lets the batch under way publish and mark.
  */
 import { bullmqProducerConnection, createCrashPoints, runRole } from '@agent-saga/core';

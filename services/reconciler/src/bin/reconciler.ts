@@ -1,5 +1,5 @@
 /**
- * Entry point of a reconciler process: `node --import tsx services/reconciler/src/bin/reconciler.ts`.
+ * Entry point of a reconciler process: `node <ROLE_NODE_FLAGS> services/reconciler/dist/bin/reconciler.js` (after `pnpm build`; from source, `node --import tsx services/reconciler/src/bin/reconciler.ts`).
  * Any number may run against one log; scale by processes and RECONCILER_CONCURRENCY. SIGTERM drains: no new
  * sweep or claim starts, the lookups under way finish and record, then the process exits 0.
  */

@@ -11,7 +11,7 @@ import {
   StepStatus,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { intendedStep } from './intended-step.js';
+import { intendedStep, stepOfKey } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -21,8 +21,8 @@ afterAll(async () => env?.close());
 
 const intent = (runId: string) => intendedStep(env, runId);
 
-const claim = (key: string, worker: string, leaseMs = 10_000) =>
-  claimStep(env.db, { key, worker, leaseMs, jobId: key, schema: env.schema });
+const claim = async (key: string, worker: string, leaseMs = 10_000) =>
+  claimStep(env.db, { ...(await stepOfKey(env, key)), key, worker, leaseMs, jobId: key, schema: env.schema });
 
 const expireLease = (key: string) =>
   sql`UPDATE saga_log SET lease_until = now() - interval '1 second' WHERE idempotency_key = ${key}`.execute(
@@ -56,7 +56,7 @@ describe('claimStep', () => {
       // The grouped one-statement claim (the executor's hot path) does not claim it (a RUNNING run's step, below, it does).
       const grouped = await claimStepBatch(
         env.db,
-        [{ key: row.idempotency_key, jobId: row.idempotency_key }],
+        [{ runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key, jobId: row.idempotency_key }],
         {
           worker: 'w1',
           leaseMsByTool: new Map(),
@@ -98,7 +98,14 @@ describe('claimStep', () => {
     }
     const live = await claimStepBatch(
       env.db,
-      [{ key: going.idempotency_key, jobId: going.idempotency_key }],
+      [
+        {
+          runId: going.run_id,
+          stepIdx: going.step_idx,
+          key: going.idempotency_key,
+          jobId: going.idempotency_key,
+        },
+      ],
       {
         worker: 'w1',
         leaseMsByTool: new Map(),
@@ -118,8 +125,16 @@ describe('claimStep', () => {
     expect(await claim(row.idempotency_key, 'w3')).toEqual({ kind: 'not-intended', status: 'UNKNOWN' });
   });
 
-  it('answers missing for a key with no step', async () => {
-    expect(await claim('nope', 'w1')).toEqual({ kind: 'missing' });
+  it('answers missing for a key with no step, and for a step at that index under another key', async () => {
+    const input = { worker: 'w1', leaseMs: 10_000, jobId: 'nope', schema: env.schema };
+    expect(await claimStep(env.db, { ...input, runId: 'nope', stepIdx: 0, key: 'nope' })).toEqual({
+      kind: 'missing',
+    });
+    const other = await intent('claim-other-key');
+    expect(
+      await claimStep(env.db, { ...input, runId: other.run_id, stepIdx: other.step_idx, key: 'not-its-key' }),
+    ).toEqual({ kind: 'missing' });
+    expect((await claim(other.idempotency_key, 'w1')).kind).toBe('claimed');
   });
 });
 

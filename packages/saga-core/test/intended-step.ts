@@ -40,3 +40,13 @@ export async function intendedStep(
     }),
   );
 }
+
+/** The step a key names, by its primary key (claims find a step by run and index; the key is a guard). */
+export async function stepOfKey(env: TestEnv, key: string): Promise<{ runId: string; stepIdx: number }> {
+  const row = await env.db
+    .selectFrom('saga_log')
+    .select(['run_id', 'step_idx'])
+    .where('idempotency_key', '=', key)
+    .executeTakeFirstOrThrow();
+  return { runId: row.run_id, stepIdx: row.step_idx };
+}

@@ -17,7 +17,7 @@ import {
   transitionStep,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { intendedStep } from './intended-step.js';
+import { intendedStep, stepOfKey } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -38,6 +38,7 @@ async function intent(runId: string): Promise<string> {
  */
 async function failOnceAndRedispatch(runId: string, key: string, n: number) {
   const claim = await claimStep(env.db, {
+    ...(await stepOfKey(env, key)),
     key,
     worker: `w${n}`,
     leaseMs: 10_000,
@@ -158,7 +159,14 @@ describe('the re-dispatch budget', () => {
     const runId = 'by-hand';
     const key = await intent(runId);
     for (let n = 1; n <= MAX + 2; n++) {
-      await claimStep(env.db, { key, worker: 'w', leaseMs: 10_000, jobId: key, schema: env.schema });
+      await claimStep(env.db, {
+        ...(await stepOfKey(env, key)),
+        key,
+        worker: 'w',
+        leaseMs: 10_000,
+        jobId: key,
+        schema: env.schema,
+      });
       const r = await env.db.transaction().execute(async (trx) => {
         await transitionStep(trx, {
           runId,

@@ -65,6 +65,8 @@ function laggingVendor(opts: { indexedAfter: number; duplicates?: readonly strin
 async function attemptedStep(runId: string, agoMs = 0): Promise<StepRow> {
   const key = (await intendedStep(env, runId)).idempotency_key;
   const claimed = await claimStep(env.db, {
+    runId,
+    stepIdx: 0,
     key,
     worker: 'w1',
     leaseMs: 10_000,

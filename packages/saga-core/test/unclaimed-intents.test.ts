@@ -16,7 +16,7 @@ import {
   StepStatus,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { intendedStep } from './intended-step.js';
+import { intendedStep, stepOfKey } from './intended-step.js';
 import { unclaimedIntentsQuery } from '../src/metrics/read-backlog-gauges.js';
 import { lockUnclaimedIntents } from '../src/outbox/republish-unclaimed-intents.js';
 
@@ -109,9 +109,10 @@ describe('republishUnclaimedIntents', () => {
     expect(row).toMatchObject({ status: 'INTENDED', attempts: 0, lease_until: null });
 
     // Whichever job arrives claims it once; every other delivery finds the lease and runs nothing.
+    const at = { runId: row.run_id, stepIdx: row.step_idx };
     const claims = await Promise.all(
       [key, `${key}-d2`, `${key}-d3`].map((jobId, i) =>
-        claimStep(env.db, { key, worker: `w${i}`, leaseMs: 10_000, jobId, schema: env.schema }),
+        claimStep(env.db, { ...at, key, worker: `w${i}`, leaseMs: 10_000, jobId, schema: env.schema }),
       ),
     );
     expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
@@ -134,6 +135,7 @@ describe('republishUnclaimedIntents', () => {
     expect(
       (
         await claimStep(env.db, {
+          ...(await stepOfKey(env, claimed)),
           key: claimed,
           worker: 'w',
           leaseMs: 100,
@@ -202,6 +204,7 @@ describe('unclaimed-intent gauges', () => {
     await intent('gauge-new', 2);
     const claimed = await intent('gauge-claimed', 900);
     await claimStep(env.db, {
+      ...(await stepOfKey(env, claimed)),
       key: claimed,
       worker: 'w',
       leaseMs: 10_000,

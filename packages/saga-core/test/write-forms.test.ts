@@ -110,7 +110,7 @@ async function claim(runId: string, form: 'slow' | 'batch'): Promise<void> {
   if (form === 'batch') {
     const rows = await claimStepBatch(
       env.db,
-      STEPS.map((i) => ({ key: keyOf(runId, i), jobId: keyOf(runId, i) })),
+      STEPS.map((i) => ({ runId, stepIdx: i, key: keyOf(runId, i), jobId: keyOf(runId, i) })),
       { worker: WORKER, leaseMsByTool: LEASES, defaultLeaseMs: DEFAULT_LEASE_MS },
     );
     expect(rows).toHaveLength(STEPS.length);
@@ -118,6 +118,8 @@ async function claim(runId: string, form: 'slow' | 'batch'): Promise<void> {
   }
   for (const i of STEPS) {
     const r = await claimStepSlow(env.db, {
+      runId,
+      stepIdx: i,
       key: keyOf(runId, i),
       worker: WORKER,
       leaseMs: DEFAULT_LEASE_MS,
@@ -315,7 +317,14 @@ describe('a batch form writes nothing for an input its compare-and-set does not 
     const claimBefore = await written('wf-none-claim');
     const claimed = await claimStepBatch(
       env.db,
-      [{ key: keyOf('wf-none-claim', 0), jobId: keyOf('wf-none-claim', 0) }],
+      [
+        {
+          runId: 'wf-none-claim',
+          stepIdx: 0,
+          key: keyOf('wf-none-claim', 0),
+          jobId: keyOf('wf-none-claim', 0),
+        },
+      ],
       { worker: WORKER, leaseMsByTool: LEASES, defaultLeaseMs: DEFAULT_LEASE_MS },
     );
     expect(claimed).toEqual([]);

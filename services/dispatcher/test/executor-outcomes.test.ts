@@ -167,6 +167,8 @@ describe('executor', () => {
       unrelayed: true,
     });
     const claim = await claimStep(env.db, {
+      runId: row.run_id,
+      stepIdx: row.step_idx,
       key: row.idempotency_key,
       worker: 'ghost-worker',
       leaseMs: 2_000,

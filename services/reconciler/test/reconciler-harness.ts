@@ -69,6 +69,8 @@ export async function lapsedIntent(
     unrelayed: true,
   });
   const claim = await claimStep(env.db, {
+    runId: row.run_id,
+    stepIdx: row.step_idx,
     key: row.idempotency_key,
     worker: 'gone-executor',
     leaseMs: o.leaseMs,

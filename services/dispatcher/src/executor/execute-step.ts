@@ -114,6 +114,8 @@ export async function executeStep(
   // the step's tool), so a first delivery costs one round trip; a duplicate falls to the slow path.
   const leases = leasePlan(d);
   const claimInput = {
+    runId: job.runId,
+    stepIdx: job.stepIdx,
     key: job.key,
     worker: d.workerId,
     leaseMs: leases.defaultLeaseMs,
@@ -123,7 +125,9 @@ export async function executeStep(
   };
   let claim: ClaimResult;
   try {
-    const grouped = d.groups ? await d.groups.claim.submit({ key: job.key, jobId }) : null;
+    const grouped = d.groups
+      ? await d.groups.claim.submit({ runId: job.runId, stepIdx: job.stepIdx, key: job.key, jobId })
+      : null;
     claim = grouped
       ? { kind: 'claimed', row: grouped }
       : d.groups

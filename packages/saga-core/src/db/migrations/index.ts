@@ -9,6 +9,7 @@ import * as m0007 from './0007_unclaimed_intents.js';
 import * as m0008 from './0008_gauge_counters.js';
 import * as m0010 from './0010_hot_path_indexes.js';
 import * as m0011 from './0011_align_edited_migrations.js';
+import * as m0012 from './0012_step_key_without_index.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -27,6 +28,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0008_gauge_counters': m0008,
   '0010_hot_path_indexes': m0010,
   '0011_align_edited_migrations': m0011,
+  '0012_step_key_without_index': m0012,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

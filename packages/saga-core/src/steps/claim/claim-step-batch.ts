@@ -8,7 +8,10 @@ import { StepStatus } from '../step-status.js';
 
 /** One delivered job asking to claim its step. */
 export interface ClaimRequest {
-  /** The step's idempotency key (the job carries it). */
+  /** The step, by its primary key (the job carries both): the log has no index on the key (migration 0012). */
+  readonly runId: string;
+  readonly stepIdx: number;
+  /** The step's idempotency key (the job carries it): a row at that index under another key is not it. */
   readonly key: string;
   /** The BullMQ job id that delivered the step; its outbox row is marked published with the claim. */
   readonly jobId: string;
@@ -30,10 +33,10 @@ export interface ClaimBatchInput {
  * Claims every claimable step among `requests` in ONE statement (one round trip, one commit):
  *
  * ```sql
- * WITH req    AS (SELECT * FROM unnest($keys, $jobIds) AS r(key, job_id)),
+ * WITH req    AS (SELECT * FROM unnest($runIds, $stepIdxs, $keys, $jobIds) AS r(run_id, step_idx, key, job_id)),
  *      claimed AS (UPDATE saga_log SET lease_until = now() + <tool's lease>, lease_owner = $worker,
  *                         attempts = attempts + 1, last_attempt_at = now()
- *                   FROM req WHERE idempotency_key = req.key
+ *                   FROM req WHERE (run_id, step_idx) = (req.run_id, req.step_idx) AND idempotency_key = req.key
  *                    AND status = 'INTENDED' AND lease_until IS NULL
  *                    AND (SELECT status FROM runs WHERE run_id = saga_log.run_id) IN ('RUNNING', 'AWAITING_APPROVAL')
  *      ev     AS (INSERT INTO step_events … 'ATTEMPT' … FROM claimed),
@@ -60,8 +63,9 @@ export async function claimStepBatch(
   if (requests.length === 0) return [];
   const r = await sql<StepRow & { claim_job_id: string }>`${preparedAs('saga_claim_batch')}
     WITH req AS (
-      SELECT * FROM unnest(${requests.map((q) => q.key)}::text[], ${requests.map((q) => q.jobId)}::text[])
-        AS r(key, job_id)
+      SELECT * FROM unnest(${requests.map((q) => q.runId)}::text[], ${requests.map((q) => q.stepIdx)}::int[],
+                           ${requests.map((q) => q.key)}::text[], ${requests.map((q) => q.jobId)}::text[])
+        AS r(run_id, step_idx, key, job_id)
     ), claimed AS (
       UPDATE saga_log s
          SET lease_until = ${leaseUntil(b.leaseMsByTool, b.defaultLeaseMs)},
@@ -69,7 +73,7 @@ export async function claimStepBatch(
              attempts = s.attempts + 1,
              last_attempt_at = now()
         FROM req
-       WHERE s.idempotency_key = req.key
+       WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx AND s.idempotency_key = req.key
          AND s.status = ${StepStatus.INTENDED} AND s.lease_until IS NULL
          AND (SELECT r.status FROM runs r WHERE r.run_id = s.run_id)
              = ANY(${[...EXECUTING_RUN_STATUSES]}::text[])

@@ -11,7 +11,10 @@ import { transitionStep } from '../transition-step.js';
 
 /** Parameters of {@link claimStep}. */
 export interface ClaimInput {
-  /** The step's idempotency key (the job carries it). */
+  /** The step, by its primary key (the job carries both): the log has no index on the key. */
+  readonly runId: string;
+  readonly stepIdx: number;
+  /** The step's idempotency key (the job carries it): a row at that index under another key is not it. */
   readonly key: string;
   /** Who holds the lease: one id per executor process (host, pid, random). */
   readonly worker: string;
@@ -38,7 +41,7 @@ export interface ClaimInput {
  * - `run-not-running`: the step was INTENDED and never claimed, but its run is COMPENSATING or terminal
  *   (`runStatus`): it must not be sent, so it was withdrawn (INTENDED → NOT_EXECUTED, the reason in its
  *   event); `row` is the step after that.
- * - `missing`: no step has this key.
+ * - `missing`: no step at this index with this key.
  */
 export type ClaimResult =
   | { readonly kind: 'claimed'; readonly row: StepRow }
@@ -81,11 +84,15 @@ export function runNotRunningCause(runStatus: RunStatus): string {
  */
 export async function claimStep(db: SagaDb, c: ClaimInput): Promise<ClaimResult> {
   // The common case in one statement (one round trip, one commit): see claimStepBatch.
-  const [fast] = await claimStepBatch(db, [{ key: c.key, jobId: c.jobId }], {
-    worker: c.worker,
-    leaseMsByTool: c.leaseMsByTool ?? NO_TOOL_LEASES,
-    defaultLeaseMs: c.leaseMs,
-  });
+  const [fast] = await claimStepBatch(
+    db,
+    [{ runId: c.runId, stepIdx: c.stepIdx, key: c.key, jobId: c.jobId }],
+    {
+      worker: c.worker,
+      leaseMsByTool: c.leaseMsByTool ?? NO_TOOL_LEASES,
+      defaultLeaseMs: c.leaseMs,
+    },
+  );
   if (fast) return { kind: 'claimed', row: fast };
   return claimStepSlow(db, c);
 }
@@ -105,6 +112,8 @@ export async function claimStepSlow(db: SagaDb, c: ClaimInput): Promise<ClaimRes
       .selectFrom('saga_log')
       .select(['run_id', 'step_idx', 'status', 'lease_until', 'lease_owner'])
       .select(sql<boolean>`lease_until IS NOT NULL AND lease_until <= now()`.as('expired'))
+      .where('run_id', '=', c.runId)
+      .where('step_idx', '=', c.stepIdx)
       .where('idempotency_key', '=', c.key)
       .forUpdate()
       .executeTakeFirst();
@@ -153,6 +162,8 @@ async function claimLocked(trx: SagaTrx, c: ClaimInput): Promise<ClaimResult | n
       attempts: sql<number>`attempts + 1`,
       last_attempt_at: sql<Date>`now()`,
     })
+    .where('run_id', '=', c.runId)
+    .where('step_idx', '=', c.stepIdx)
     .where('idempotency_key', '=', c.key)
     .where('status', '=', StepStatus.INTENDED)
     .where('lease_until', 'is', null)

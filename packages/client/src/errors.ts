@@ -14,7 +14,8 @@ import type { UnseenOutcome } from './call-outcome.js';
  *   the refusals a person meets: {@link ApprovalHashMismatchError} (the proposal changed since it was
  *   read), {@link ApprovalDecidedError} (decisions are single use), {@link CaseActionRefusedError},
  *   {@link PivotRequiredError}, {@link RunNotRunningError} (the run takes no calls, or no longer waits for
- *   the approval being decided).
+ *   the approval being decided), {@link DuplicateOperationError} (the run did this already, as an earlier
+ *   step: use that step's outcome).
  * - {@link ApprovalExpiredError} (410): the deadline passed; the run needs a new proposal.
  * - {@link ToolOutcomeUnknown}: the tool may or may not have acted. Retry the same step, never a new one.
  * - {@link ServiceUnavailableError}: no usable answer (network, 5xx). A call may have been recorded: retry
@@ -37,6 +38,12 @@ export const ApiErrorCode = {
   STEP_CONFLICT: 'STEP_CONFLICT',
   STEP_UNRESOLVED: 'STEP_UNRESOLVED',
   IDEMPOTENCY_MISMATCH: 'IDEMPOTENCY_MISMATCH',
+  /**
+   * 409: a new step repeats the operation (same tool, same identity arguments) of an earlier step of the
+   * run that may have taken effect; nothing was written. `stepIdx`, `status` (and, when CONFIRMED,
+   * `externalRef` and `result`) name the earlier step.
+   */
+  DUPLICATE_OPERATION: 'DUPLICATE_OPERATION',
   /**
    * 409: the run is not in a status that takes this: a side-effecting call (a run compensating, awaiting
    * approval or terminal), or a decision on an approval its run no longer waits for (an unwound run).
@@ -169,6 +176,32 @@ export class RunNotRunningError extends ConflictError {
   }
 }
 
+/**
+ * 409 DUPLICATE_OPERATION: this call, as a new step, repeats an earlier step of the run that may have taken
+ * effect (the same tool with the same identity arguments: a second `create_ticket` for the same order).
+ * Nothing was written. Use the earlier step's outcome (`externalRef` when it is CONFIRMED), or call it again
+ * at its own `stepIdx` to learn it; do not reach the same goal another way.
+ */
+export class DuplicateOperationError extends ConflictError {
+  /** The index of the earlier step this call repeats. */
+  get earlierStepIdx(): number | undefined {
+    const i = this.details.stepIdx;
+    return typeof i === 'number' ? i : undefined;
+  }
+
+  /** The earlier step's status (CONFIRMED, INTENDED, UNKNOWN, AWAITING_APPROVAL, MANUAL_INTERVENTION). */
+  get earlierStatus(): string | undefined {
+    const s = this.details.status;
+    return typeof s === 'string' ? s : undefined;
+  }
+
+  /** The earlier step's external ref (the ticket, the charge), when it is CONFIRMED and has one. */
+  get externalRef(): string | undefined {
+    const r = this.details.externalRef;
+    return typeof r === 'string' ? r : undefined;
+  }
+}
+
 /** 409 CASE_ACTION_REFUSED: the case is resolved already, or the action does not fit it. */
 export class CaseActionRefusedError extends ConflictError {}
 
@@ -230,6 +263,7 @@ const CLASS_BY_CODE: Readonly<Record<string, { readonly status: number; readonly
   [ApiErrorCode.APPROVAL_HASH_MISMATCH]: { status: 409, cls: ApprovalHashMismatchError },
   [ApiErrorCode.APPROVAL_DECIDED]: { status: 409, cls: ApprovalDecidedError },
   [ApiErrorCode.RUN_NOT_RUNNING]: { status: 409, cls: RunNotRunningError },
+  [ApiErrorCode.DUPLICATE_OPERATION]: { status: 409, cls: DuplicateOperationError },
   [ApiErrorCode.CASE_ACTION_REFUSED]: { status: 409, cls: CaseActionRefusedError },
   [ApiErrorCode.PIVOT_REQUIRED]: { status: 409, cls: PivotRequiredError },
   [ApiErrorCode.CORRECTION_SENDING]: { status: 409, cls: CorrectionSendingError },

@@ -88,6 +88,7 @@ export {
   ApprovalHashMismatchError,
   ApprovalDecidedError,
   RunNotRunningError,
+  DuplicateOperationError,
   ApprovalExpiredError,
   CaseActionRefusedError,
   PivotRequiredError,

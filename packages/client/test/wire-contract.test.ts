@@ -22,6 +22,15 @@ import * as client from '@agent-saga/client';
 import { ApiErrorCode, CallStatus, OPEN_LOG_STATUSES, SETTLED_CALL_STATUSES } from '@agent-saga/client';
 import { errorClassFor } from '../src/errors.js';
 
+/** The earlier step a DUPLICATE_OPERATION names. */
+const DUPLICATE_OF = {
+  stepIdx: 0,
+  status: StepStatus.CONFIRMED,
+  idempotencyKey: 'k',
+  externalRef: 'SUP-1',
+  result: {},
+} as const;
+
 /**
  * The client does not import core at run time (an agent backend should not pull in Postgres drivers), so
  * its wire constants are checked against core's here instead of being derived from them.
@@ -47,6 +56,7 @@ describe('the client wire constants agree with @agent-saga/core', () => {
       new StepConflictError(0, 't', 'm').code,
       new StepUnresolvedError(0, 'm').code,
       new IdempotencyMismatchError(0, ['f']).code,
+      new core.DuplicateOperationError('t', DUPLICATE_OF).code,
       new RunNotRunningError('r', 'COMPLETED').code,
       new ForbiddenError('m').code,
       new PivotRequiredError('t', 'why').code,
@@ -71,6 +81,7 @@ describe('the client wire constants agree with @agent-saga/core', () => {
       [new StepConflictError(0, 't', 'm'), client.ConflictError],
       [new StepUnresolvedError(0, 'm'), client.ConflictError],
       [new IdempotencyMismatchError(0, ['f']), client.ConflictError],
+      [new core.DuplicateOperationError('t', DUPLICATE_OF), client.DuplicateOperationError],
       [new RunNotRunningError('r', 'COMPLETED'), client.RunNotRunningError],
       [new PivotRequiredError('t', 'why'), client.PivotRequiredError],
       [new PivotStagedError('r', null), client.ConflictError],

@@ -81,6 +81,17 @@ export {
   runNotRunningCause,
 } from './steps/claim/claim-step.js';
 export { withdrawUnclaimedSteps } from './steps/claim/withdraw-unclaimed-steps.js';
+export {
+  earlierOperationSql,
+  findDuplicateOperation,
+  NEVER_TOOK_EFFECT_STATUSES,
+  operationIdentity,
+  operationParams,
+  parseEarlierOperation,
+  type EarlierOperation,
+  type OperationIdentity,
+  type OperationSql,
+} from './steps/intent/find-duplicate-operation.js';
 export { stepKey, compensationKey } from './steps/intent/idempotency-key.js';
 export { planIntent, type IntentPlan } from './steps/intent/plan-intent.js';
 export { recordIntent, type IntentInput } from './steps/intent/record-intent.js';
@@ -413,6 +424,7 @@ export {
   StepConflictError,
   StepUnresolvedError,
   IdempotencyMismatchError,
+  DuplicateOperationError,
   RunNotRunningError,
   NotFoundError,
   SchemaVersionMismatchError,

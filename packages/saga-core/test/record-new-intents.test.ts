@@ -31,6 +31,7 @@ function intent(
     correction: null,
     audience: ['support_team'],
     dependsOn: stepIdx > 0 ? [0] : null,
+    operation: { tool: 'create_ticket', args, identity: { orderId: args.orderId ?? null } },
   };
 }
 
@@ -112,6 +113,43 @@ describe('recordNewIntents (the grouped intake)', () => {
     const answered = out.filter((r) => r !== null);
     expect(answered).toHaveLength(1);
     expect(answered[0]!.args).toEqual(w.steps[0]!.args);
+  });
+
+  it('writes nothing for a duplicate of an earlier step, or of another item of the group', async () => {
+    await newRun('ni-dup');
+    expect(await recordNewIntents(env.db, [intent('ni-dup', 0, { orderId: 'a' })], GRACE_MS)).toHaveLength(1);
+    await sql`UPDATE saga_log SET status = 'CONFIRMED' WHERE run_id = 'ni-dup'`.execute(env.db);
+    const repeatable = { ...intent('ni-dup', 3, { orderId: 'a' }), operation: null };
+    const out = await recordNewIntents(
+      env.db,
+      [
+        intent('ni-dup', 1, { orderId: 'a' }), // step 0 is this operation, CONFIRMED
+        intent('ni-dup', 2, { orderId: 'b' }), // another order
+        repeatable, // a repeatable tool: never a duplicate
+        intent('ni-dup', 4, { orderId: 'c' }), // c twice in one group: neither is written
+        intent('ni-dup', 5, { orderId: 'c' }),
+      ],
+      GRACE_MS,
+    );
+    expect(out.map((r) => r?.step_idx ?? null)).toEqual([null, 2, 3, null, null]);
+    const w = await written('ni-dup');
+    expect(w.steps.map((s) => s.step_idx).sort()).toEqual([0, 2, 3]);
+    expect(w.events).toHaveLength(3);
+    expect(w.outbox).toHaveLength(3);
+  });
+
+  it('lets the operation of an earlier FAILED, NOT_EXECUTED or REJECTED step through', async () => {
+    for (const status of ['FAILED', 'NOT_EXECUTED', 'REJECTED', 'UNKNOWN', 'MANUAL_INTERVENTION']) {
+      const runId = `ni-after-${status.toLowerCase()}`;
+      await newRun(runId);
+      await recordNewIntents(env.db, [intent(runId, 0, { orderId: 'a' })], GRACE_MS);
+      await sql`UPDATE saga_log SET status = ${status} WHERE run_id = ${runId}`.execute(env.db);
+      // An index below the earlier step: the UNKNOWN rule looks only below, the duplicate rule at every row.
+      await sql`UPDATE saga_log SET step_idx = 9 WHERE run_id = ${runId}`.execute(env.db);
+      const [row] = await recordNewIntents(env.db, [intent(runId, 1, { orderId: 'a' })], GRACE_MS);
+      const blocks = status === 'UNKNOWN' || status === 'MANUAL_INTERVENTION';
+      expect(row?.step_idx ?? null, status).toBe(blocks ? null : 1);
+    }
   });
 
   it('waits for a transaction holding the run, and writes nothing once it committed an unwind', async () => {

@@ -75,6 +75,8 @@ function intentOf(runId: string, stepIdx: number): NewIntent {
     correction: stepIdx === 1 ? { template: 'apology' } : null,
     audience: stepIdx === 1 ? ['customer'] : ['support_team', 'finance'],
     dependsOn: stepIdx === 2 ? [0] : null,
+    // Three tools, so three operations: the duplicate check lets each through in both forms.
+    operation: { tool, args, identity: { orderId: args.orderId } },
   };
 }
 const STEPS = [0, 1, 2];

@@ -61,7 +61,7 @@ async function buildHarness(
   process.env.SAGA_DB_SCHEMA = testEnv.schema;
   const raw = testEnv.db as unknown as Kysely<unknown>;
   await installFixtureTables(raw);
-  const tools = [...(fixtureTools as AnyTool[]), laggyNote(raw)];
+  const tools = [...(fixtureTools as AnyTool[]), laggyNote(raw), addComment(raw)];
   const config = loadDispatcherConfig({
     ...testEnv.env,
     SAGA_TOOLS: 'test/fixtures/effect-tools.ts',
@@ -125,6 +125,33 @@ function laggyNote(raw: Kysely<unknown>): AnyTool {
     },
     lookup,
     lookupLagMs: LAGGY_LOOKUP_LAG_MS,
+  }) as AnyTool;
+}
+
+/**
+ * `add_comment`: `create_note`'s twin declared `repeatable` (a second comment on one order in one run is
+ * legitimate), so a new step with the same identity as an earlier one is not refused as a duplicate.
+ */
+function addComment(raw: Kysely<unknown>): AnyTool {
+  return defineTool({
+    name: 'add_comment',
+    class: 'compensatable',
+    version: 1,
+    args: z.object({ orderId: z.string().min(1), text: z.string() }),
+    identity: ['orderId'],
+    repeatable: true,
+    compensate: (_args, key) => ({ tool: 'delete_note', args: { note: { $ref: key }, reason: 'undo' } }),
+    execute: async (args, ctx) => {
+      const r = await sql<{ id: string }>`
+        INSERT INTO fixture_effects (key, tool, args) VALUES (${ctx.idempotencyKey}, 'add_comment', ${JSON.stringify(args)})
+        RETURNING id`.execute(raw);
+      return { externalRef: `FX-${r.rows[0]!.id}`, result: { id: `FX-${r.rows[0]!.id}` } };
+    },
+    lookup: async (key) => {
+      const r = await sql<{ id: string }>`SELECT id FROM fixture_effects WHERE key = ${key}`.execute(raw);
+      const row = r.rows[0];
+      return row ? { externalRef: `FX-${row.id}`, result: { id: `FX-${row.id}` } } : null;
+    },
   }) as AnyTool;
 }
 

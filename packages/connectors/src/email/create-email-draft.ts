@@ -26,6 +26,8 @@ export function createEmailDraftTool(db: SagaDb, templates: EmailTemplates) {
     version: 1,
     args: emailArgs(templates),
     identity: ['to', 'template'],
+    // One draft per email, and a run may send a customer two emails of one template (`send_email`).
+    repeatable: true,
     audience: [Audience.AGENT],
     compensate: (_args, key) => ({ tool: 'delete_email_draft', args: { draft: ref(key) } }),
     async execute(args, ctx) {

@@ -35,6 +35,10 @@ export function sendEmailTool(config: EmailConfig, templates: EmailTemplates) {
     version: 1,
     args: emailArgs(templates),
     identity: ['to', 'template'],
+    // A second email to one customer in one run is legitimate (a refund confirmation for a second order, a
+    // follow-up), and (to, template) cannot tell it from a duplicate; every send is held for a person or a
+    // pivot approval anyway (irreversible), who sees the earlier one in the run.
+    repeatable: true,
     audience: [Audience.CUSTOMER],
     correction: (args) => ({
       template: EMAIL_CORRECTION_TEMPLATE,

@@ -25,6 +25,11 @@ export const ErrorCode = {
   STEP_UNRESOLVED: 'STEP_UNRESOLVED',
   /** 409: a retry changed an argument that defines the intent (`identity`). */
   IDEMPOTENCY_MISMATCH: 'IDEMPOTENCY_MISMATCH',
+  /**
+   * 409: a new step repeats the operation of an earlier step of the run that may have taken effect (same
+   * tool, same identity values) and the tool is not `repeatable`.
+   */
+  DUPLICATE_OPERATION: 'DUPLICATE_OPERATION',
   /** 409: the run is not in a status that takes this. */
   RUN_NOT_RUNNING: 'RUN_NOT_RUNNING',
   /** 409: a run id another tenant holds. */

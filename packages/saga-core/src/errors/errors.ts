@@ -1,3 +1,4 @@
+import { StepStatus } from '../steps/step-status.js';
 import { ErrorCode } from './error-code.js';
 
 /**
@@ -193,6 +194,45 @@ export class IdempotencyMismatchError extends SagaError {
 
   override httpFields() {
     return { stepIdx: this.stepIdx, fields: this.fields };
+  }
+}
+
+/**
+ * A new step repeats the business operation of an earlier step of the same run that may have taken effect
+ * (see `findDuplicateOperation`): a replanned `create_ticket` for the same order. Nothing was written. The
+ * answer names the earlier step (`stepIdx`, `status`, `tool`, its `idempotencyKey`) and, when it is
+ * CONFIRMED, its outcome (`externalRef`, `result`), so the agent can use that effect instead of making a
+ * second one.
+ */
+export class DuplicateOperationError extends SagaError {
+  readonly code = ErrorCode.DUPLICATE_OPERATION;
+  override readonly httpStatus = 409;
+  constructor(
+    readonly tool: string,
+    readonly earlier: {
+      readonly stepIdx: number;
+      readonly status: StepStatus;
+      readonly idempotencyKey: string;
+      readonly externalRef: string | null;
+      readonly result: unknown;
+    },
+  ) {
+    super(
+      `${tool}: this operation was already called as step ${earlier.stepIdx} of this run ` +
+        `(${earlier.status}); use that step's outcome (call it again at stepIdx ${earlier.stepIdx} to read ` +
+        'it) instead of calling it as a new step',
+    );
+  }
+
+  override httpFields() {
+    const confirmed = this.earlier.status === StepStatus.CONFIRMED;
+    return {
+      stepIdx: this.earlier.stepIdx,
+      status: this.earlier.status,
+      tool: this.tool,
+      idempotencyKey: this.earlier.idempotencyKey,
+      ...(confirmed ? { externalRef: this.earlier.externalRef, result: this.earlier.result } : {}),
+    };
   }
 }
 

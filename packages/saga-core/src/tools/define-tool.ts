@@ -92,8 +92,20 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   /** Stored with every row, so a later process knows which definition wrote it. Positive integer. */
   readonly version: number;
   readonly args: S;
-  /** Argument paths (dotted) that make two calls "the same intent"; a retry that changes one is refused. */
+  /**
+   * Argument paths (dotted) that make two calls "the same intent": a retry that changes one is refused
+   * (IDEMPOTENCY_MISMATCH), and a new step whose values equal an earlier step's that may have taken effect is
+   * refused as a duplicate (DUPLICATE_OPERATION) unless the tool is {@link repeatable}. A tool that declares
+   * none is compared on its whole arguments.
+   */
   readonly identity?: readonly string[];
+  /**
+   * Whether the same operation may legitimately happen more than once in one run (a second note, a second
+   * email to the same person). Default false: a new step of this tool whose identity values (its whole
+   * arguments, without `identity`) equal those of an earlier step of the run that may have taken effect
+   * (any status but FAILED, NOT_EXECUTED and REJECTED) is refused 409 DUPLICATE_OPERATION, writing nothing.
+   */
+  readonly repeatable?: boolean;
   /** Argument paths (dotted) never written to logs. */
   readonly secret?: readonly string[];
   /** Who could see the effect. */
@@ -132,10 +144,11 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
 
 /** A tool after validation. Defaults are filled in; the object is frozen. */
 export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
-  Omit<ToolSpec<S, R>, 'audience' | 'lookupLagMs' | 'timeoutMs' | 'identity' | 'secret'>
+  Omit<ToolSpec<S, R>, 'audience' | 'lookupLagMs' | 'timeoutMs' | 'identity' | 'secret' | 'repeatable'>
 > & {
   readonly audience: (args: z.infer<S>) => readonly Audience[];
   readonly identity: readonly string[];
+  readonly repeatable: boolean;
   readonly secret: readonly string[];
   readonly lookupLagMs: number;
   readonly timeoutMs: number;
@@ -179,10 +192,13 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('timeoutMs', 'must be a positive number of milliseconds');
   if (spec.holdWindowMs !== undefined && !(Number.isFinite(spec.holdWindowMs) && spec.holdWindowMs > 0))
     fail('holdWindowMs', 'must be a positive number of milliseconds');
+  if (spec.repeatable !== undefined && typeof spec.repeatable !== 'boolean')
+    fail('repeatable', 'must be true or false');
   const audience = spec.audience;
   return Object.freeze({
     ...spec,
     identity: Object.freeze([...(spec.identity ?? [])]),
+    repeatable: spec.repeatable ?? false,
     secret: Object.freeze([...(spec.secret ?? [])]),
     audience: typeof audience === 'function' ? audience : () => audience ?? [],
     lookupLagMs: spec.lookupLagMs ?? 0,

@@ -1,10 +1,15 @@
 import { sql } from 'kysely';
 import {
   appendStepEvent,
+  DuplicateOperationError,
+  earlierOperationSql,
   executeDispatch,
   IdempotencyMismatchError,
   lockRun,
   markOutcomeDelivered,
+  operationIdentity,
+  operationParams,
+  parseEarlierOperation,
   PivotRequiredError,
   PivotStagedError,
   planIntent,
@@ -18,9 +23,11 @@ import {
   StepStatus,
   StepUnresolvedError,
   type AnyTool,
+  type EarlierOperation,
   type ExecuteDispatch,
   type IntentPlan,
   type NewIntent,
+  type OperationIdentity,
   type RunRow,
   type Logger,
   type SagaTrx,
@@ -84,13 +91,15 @@ type ExistingStep = StepRow & { readonly lease_expired: boolean };
 /**
  * The one transaction of a side-effecting call: lock the run, resolve the step, and either write the new
  * intent (row, compensation, first event and outbox message, all or nothing: no row, no call) or handle the
- * retry of an existing step. Every refusal throws, so nothing is written on a 4xx.
+ * retry of an existing step. Every refusal throws, so nothing is written on a 4xx; a new step that repeats
+ * an earlier step's operation is one of them (DUPLICATE_OPERATION, read with the target, under the lock).
  */
 export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<IntakeOutcome> {
   const run = await lockRun(trx, req.tenantId, req.runId);
   if (run.status !== RunStatus.RUNNING) throw new RunNotRunningError(req.runId, run.status);
   const targetIdx = req.stepIdx ?? run.cursor;
-  const target = await readTarget(trx, req.runId, targetIdx, req.stepIdx !== undefined);
+  const operation = operationIdentity(req.tool, req.args);
+  const target = await readTarget(trx, req.runId, targetIdx, req.stepIdx !== undefined, operation);
   const existing = target.step;
   const resolution = resolveStep({
     tool: req.tool.name,
@@ -106,7 +115,7 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   switch (resolution.kind) {
     case 'new':
       if (run.pivot_idx !== null) throw new PivotStagedError(req.runId, null);
-      return newStep(trx, req, run, resolution.stepIdx);
+      return newStep(trx, req, run, resolution.stepIdx, target.duplicateOf);
     case 'retry':
       return retryStep(trx, req, existing!);
     case 'deliver-and-refuse': {
@@ -133,10 +142,12 @@ async function newStep(
   req: IntakeRequest,
   run: RunRow,
   stepIdx: number,
+  duplicateOf: EarlierOperation | undefined,
 ): Promise<IntakeOutcome> {
   const later = req.dependsOn?.find((d) => d >= stepIdx);
   if (later !== undefined)
     throw new BadRequestError('dependsOn', `dependsOn: step ${later} is not earlier than step ${stepIdx}`);
+  if (duplicateOf) throw refuseDuplicate(req, stepIdx, duplicateOf);
   const plan = planOf(req, stepIdx);
   let approvalId: string | null = null;
   if (plan.status === StepStatus.AWAITING_APPROVAL) {
@@ -157,7 +168,31 @@ async function newStep(
   return { kind: 'step', step: row, replayed: false, dispatch, delivered: false };
 }
 
-/** The row of a new step at `stepIdx`, from the call and its plan (the intake transaction's and the grouped intake's). */
+/**
+ * The refusal of a new step at `stepIdx` that repeats the operation of step `earlier` (see core's
+ * `findDuplicateOperation`), logged with both steps: nothing is written for it, so the log line (and the
+ * calls metric's `outcome="DUPLICATE_OPERATION"`) is where it shows.
+ */
+function refuseDuplicate(
+  req: IntakeRequest,
+  stepIdx: number,
+  earlier: EarlierOperation,
+): DuplicateOperationError {
+  req.log.warn(
+    {
+      runId: req.runId,
+      stepIdx,
+      tool: req.tool.name,
+      duplicateOf: earlier.stepIdx,
+      duplicateStatus: earlier.status,
+      duplicateKey: earlier.idempotencyKey,
+      args: redactArgs(req.tool, req.args),
+    },
+    'duplicate operation refused',
+  );
+  return new DuplicateOperationError(req.tool.name, earlier);
+}
+
 /** The plan of `req` at `stepIdx` (core's `planIntent`), the same for the grouped and the transaction intake. */
 export function planOf(req: IntakeRequest, stepIdx: number): IntentPlan {
   return planIntent({
@@ -170,6 +205,7 @@ export function planOf(req: IntakeRequest, stepIdx: number): IntentPlan {
   });
 }
 
+/** The row of a new step at `stepIdx`, from the call and its plan (the intake transaction's and the grouped intake's). */
 export function intentOf(req: IntakeRequest, stepIdx: number, plan: IntentPlan): NewIntent {
   return {
     runId: req.runId,
@@ -185,6 +221,7 @@ export function intentOf(req: IntakeRequest, stepIdx: number, plan: IntentPlan):
     correction: plan.correction,
     audience: plan.audience,
     dependsOn: storedDependsOn(req.dependsOn),
+    operation: operationIdentity(req.tool, req.args),
   };
 }
 
@@ -280,27 +317,39 @@ async function retryStep(trx: SagaTrx, req: IntakeRequest, step: ExistingStep): 
 }
 
 /**
- * The step at `stepIdx` (with whether its lease has run out by the database's clock) and, for an explicit
- * index with no step there, the lowest earlier step that is UNKNOWN: one read, run after `lockRun` so it
- * sees every intake of this run that committed before the lock was granted.
+ * The step at `stepIdx` (with whether its lease has run out by the database's clock) and, with no step
+ * there: for an explicit index, the lowest earlier step that is UNKNOWN, and, unless `operation` is null (a
+ * repeatable tool), the step of the run that a new step of `operation` would duplicate (core's
+ * `earlierOperationSql`). One read, run after `lockRun` so it sees every intake of this run that committed
+ * before the lock was granted.
  */
 async function readTarget(
   trx: SagaTrx,
   runId: string,
   stepIdx: number,
   explicit: boolean,
-): Promise<{ step: ExistingStep | undefined; earlierUnknownIdx: number | undefined }> {
-  const r = await sql<ExistingStep & { earlier_unknown: number | null }>`${preparedAs('saga_intake_target')}
+  operation: OperationIdentity | null,
+): Promise<{
+  step: ExistingStep | undefined;
+  earlierUnknownIdx: number | undefined;
+  duplicateOf: EarlierOperation | undefined;
+}> {
+  const r = await sql<
+    ExistingStep & { earlier_unknown: number | null; duplicate_of: unknown }
+  >`${preparedAs('saga_intake_target')}
     SELECT s.*, coalesce(s.lease_until < now(), false) AS lease_expired,
            CASE WHEN ${explicit}::bool AND s.run_id IS NULL THEN (
              SELECT u.step_idx FROM saga_log u
               WHERE u.run_id = ${runId} AND u.step_idx < ${stepIdx} AND u.status = ${StepStatus.UNKNOWN}
-              ORDER BY u.step_idx LIMIT 1) END AS earlier_unknown
+              ORDER BY u.step_idx LIMIT 1) END AS earlier_unknown,
+           CASE WHEN ${operation !== null}::bool AND s.run_id IS NULL
+                THEN ${earlierOperationSql(sql<string>`${runId}::text`, operationParams(operation))} END AS duplicate_of
       FROM (SELECT 1) AS one
       LEFT JOIN saga_log s ON s.run_id = ${runId} AND s.step_idx = ${stepIdx}`.execute(trx);
-  const { earlier_unknown, ...step } = r.rows[0]!;
+  const { earlier_unknown, duplicate_of, ...step } = r.rows[0]!;
   return {
     step: step.run_id === null ? undefined : step,
     earlierUnknownIdx: earlier_unknown ?? undefined,
+    duplicateOf: parseEarlierOperation(duplicate_of),
   };
 }

@@ -16,7 +16,7 @@ import { intentOf, logIntended, planOf, type IntakeOutcome, type IntakeRequest }
 export type IntakeGroup = StatementGroup<NewIntent, StepRow | null>;
 
 /** Why 64: more concurrent intakes than the API holds at the bench's 50 in flight; the statement binds
- * 14 arrays whatever the group's size, so its text (and its prepared plan) never changes. */
+ * one array per column whatever the group's size, so its text (and its prepared plan) never changes. */
 const MAX_GROUP = 64;
 
 export function createIntakeGroup(db: SagaDb, relayGraceMs: number): IntakeGroup {
@@ -31,8 +31,9 @@ export function createIntakeGroup(db: SagaDb, relayGraceMs: number): IntakeGroup
  * the job, so no NOTIFY), the call names its step index (so the key is known before anything is read), its
  * `dependsOn` is valid, and the plan dispatches at once (a step held for approval writes an approval first:
  * the intake transaction's job). Null otherwise, and null when the grouped statement found the step taken,
- * the run not RUNNING or an earlier step UNKNOWN: then the intake transaction decides, by the rules of step
- * resolution, with nothing written yet.
+ * the run not RUNNING, an earlier step UNKNOWN or an earlier step of the same operation (a replanned
+ * duplicate): then the intake transaction decides, by the rules of step resolution and of duplicates, with
+ * nothing written yet (it reads the earlier step under the run lock and refuses DUPLICATE_OPERATION).
  */
 export async function groupedIntake(group: IntakeGroup, req: IntakeRequest): Promise<IntakeOutcome | null> {
   const stepIdx = req.stepIdx;

@@ -15,7 +15,9 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
         description:
           'Pure tools run at once. Other calls are written to the saga log as an intent before anything is ' +
           'sent, and the answer waits up to waitMs for the outcome. A retry of a step never sends new ' +
-          'arguments downstream.',
+          'arguments downstream. A new step that repeats an earlier step of the run that may have taken ' +
+          'effect (same tool, same identity arguments; a tool without `repeatable`) is refused 409 ' +
+          'DUPLICATE_OPERATION, writing nothing.',
         tags: ['calls'],
         security: [{ bearer: [] }],
         params: runIdParams,
@@ -26,7 +28,13 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
           400: errorBody,
           401: errorBody,
           404: errorBody,
-          409: errorBody,
+          409: errorBody.describe(
+            'STEP_CONFLICT (another tool holds stepIdx), STEP_UNRESOLVED (an earlier step is unresolved, or ' +
+              'its settled `outcome` was not yet seen), IDEMPOTENCY_MISMATCH (a retry changed identity ' +
+              'arguments: `fields`), DUPLICATE_OPERATION (a new step repeats an earlier step that may have ' +
+              'taken effect: its `stepIdx`, `status`, `idempotencyKey`, and `externalRef`/`result` when ' +
+              'CONFIRMED), RUN_NOT_RUNNING, PIVOT_REQUIRED, PIVOT_STAGED',
+          ),
         },
       },
     },

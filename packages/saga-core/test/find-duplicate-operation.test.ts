@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import {
+  createRun,
+  defineTool,
+  findDuplicateOperation,
+  operationIdentity,
+  payloadHash,
+  recordNewIntents,
+  stepKey,
+  type AnyTool,
+} from '@agent-saga/core';
+import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await createTestEnv('dupop');
+});
+afterAll(async () => env?.close());
+
+const tool = (name: string, spec: { identity?: string[]; repeatable?: boolean } = {}): AnyTool =>
+  defineTool({
+    name,
+    class: 'compensatable',
+    version: 1,
+    args: z.record(z.string(), z.unknown()),
+    ...spec,
+    compensate: () => ({ tool: 'undo', args: {} }),
+    execute: () => Promise.resolve({ externalRef: null, result: null }),
+    lookup: () => Promise.resolve(null),
+  }) as AnyTool;
+
+const ticket = tool('create_ticket', { identity: ['orderId', 'customer.id'] });
+const notice = tool('send_notice');
+
+/** Writes `args` as step `stepIdx` of `runId` (no duplicate check: the rows a test starts from). */
+async function step(
+  runId: string,
+  stepIdx: number,
+  t: AnyTool,
+  args: Record<string, unknown>,
+  status: string,
+) {
+  await recordNewIntents(
+    env.db,
+    [
+      {
+        runId,
+        stepIdx,
+        tenantId: 'acme',
+        tool: t.name,
+        toolClass: t.class,
+        toolVersion: 1,
+        idempotencyKey: stepKey(runId, stepIdx, t.name),
+        args,
+        payloadHash: payloadHash(t.name, args),
+        compensation: null,
+        correction: null,
+        audience: [],
+        dependsOn: null,
+        operation: null,
+      },
+    ],
+    2_000,
+  );
+  await sql`UPDATE saga_log SET status = ${status}, external_ref = 'SUP-1', result = '{"id":"SUP-1"}'::jsonb
+             WHERE run_id = ${runId} AND step_idx = ${stepIdx}`.execute(env.db);
+}
+
+const find = (runId: string, t: AnyTool, args: Record<string, unknown>) =>
+  findDuplicateOperation(env.db, runId, operationIdentity(t, args)!);
+
+describe('findDuplicateOperation', () => {
+  it('matches the same tool with equal values at each identity path, whatever else differs', async () => {
+    await createRun(env.db, { runId: 'fd-id', tenantId: 'acme', metadata: {} });
+    await step(
+      'fd-id',
+      0,
+      ticket,
+      { orderId: '1', customer: { id: 'c1', name: 'Ada' }, summary: 'a' },
+      'CONFIRMED',
+    );
+    expect(
+      await find('fd-id', ticket, { summary: 'b', customer: { name: 'A.', id: 'c1' }, orderId: '1' }),
+    ).toEqual({
+      stepIdx: 0,
+      status: 'CONFIRMED',
+      idempotencyKey: stepKey('fd-id', 0, 'create_ticket'),
+      externalRef: 'SUP-1',
+      result: { id: 'SUP-1' },
+    });
+    expect(await find('fd-id', ticket, { orderId: '2', customer: { id: 'c1' } })).toBeUndefined();
+    expect(await find('fd-id', ticket, { orderId: '1', customer: { id: 'c2' } })).toBeUndefined();
+    // An absent identity value is null: it equals neither a present one nor, here, 'c1'.
+    expect(await find('fd-id', ticket, { orderId: '1' })).toBeUndefined();
+    // Another tool with the same arguments is another operation.
+    expect(
+      await find('fd-id', tool('create_note', { identity: ['orderId'] }), { orderId: '1' }),
+    ).toBeUndefined();
+    // Nor is another run's step.
+    await createRun(env.db, { runId: 'fd-id-2', tenantId: 'acme', metadata: {} });
+    expect(await find('fd-id-2', ticket, { orderId: '1', customer: { id: 'c1' } })).toBeUndefined();
+  });
+
+  it('compares values exactly (an array is not a duplicate of its part) and absent as null', async () => {
+    const items = tool('reship', { identity: ['items'] });
+    await createRun(env.db, { runId: 'fd-exact', tenantId: 'acme', metadata: {} });
+    await step('fd-exact', 0, items, { items: [1, 2, 3] }, 'INTENDED');
+    expect(await find('fd-exact', items, { items: [1, 2] })).toBeUndefined();
+    expect(await find('fd-exact', items, { items: [1, 2, 3] })).toMatchObject({
+      stepIdx: 0,
+      status: 'INTENDED',
+    });
+    await step('fd-exact', 1, items, { other: true }, 'INTENDED');
+    expect(await find('fd-exact', items, { items: null })).toMatchObject({ stepIdx: 1 });
+  });
+
+  it('compares the whole arguments of a tool that declares no identity, as jsonb', async () => {
+    await createRun(env.db, { runId: 'fd-whole', tenantId: 'acme', metadata: {} });
+    await step('fd-whole', 0, notice, { to: 'bo@example.com', text: 'hi', n: 1.0 }, 'AWAITING_APPROVAL');
+    expect(await find('fd-whole', notice, { n: 1, text: 'hi', to: 'bo@example.com' })).toMatchObject({
+      stepIdx: 0,
+      status: 'AWAITING_APPROVAL',
+    });
+    expect(await find('fd-whole', notice, { to: 'bo@example.com', text: 'hi!', n: 1 })).toBeUndefined();
+    expect(await find('fd-whole', notice, { to: 'bo@example.com', text: 'hi' })).toBeUndefined();
+  });
+
+  it('ignores steps that never took effect, and answers the lowest step that may have', async () => {
+    await createRun(env.db, { runId: 'fd-status', tenantId: 'acme', metadata: {} });
+    const args = { orderId: '1', customer: { id: 'c1' } };
+    await step('fd-status', 0, ticket, args, 'FAILED');
+    await step('fd-status', 1, ticket, args, 'NOT_EXECUTED');
+    await step('fd-status', 2, ticket, args, 'REJECTED');
+    expect(await find('fd-status', ticket, args)).toBeUndefined();
+    await step('fd-status', 4, ticket, args, 'MANUAL_INTERVENTION');
+    await step('fd-status', 3, ticket, args, 'UNKNOWN');
+    expect(await find('fd-status', ticket, args)).toMatchObject({ stepIdx: 3, status: 'UNKNOWN' });
+  });
+
+  it('has no operation for a repeatable tool', () => {
+    expect(
+      operationIdentity(tool('add_comment', { identity: ['orderId'], repeatable: true }), {}),
+    ).toBeNull();
+    expect(operationIdentity(ticket, { orderId: 'o' })).toEqual({
+      tool: 'create_ticket',
+      args: { orderId: 'o' },
+      identity: { orderId: 'o', 'customer.id': null },
+    });
+    expect(operationIdentity(notice, { text: 'x' })).toEqual({
+      tool: 'send_notice',
+      args: { text: 'x' },
+      identity: null,
+    });
+    expect(() => tool('bad', { repeatable: 'yes' as unknown as boolean })).toThrow(/repeatable/);
+  });
+});

@@ -8,7 +8,7 @@ import {
   bullmqProducerConnection,
   bullmqWorkerConnection,
   createCrashPoints,
-  loadToolRegistry,
+  loadToolModule,
   runRole,
 } from '@agent-saga/core';
 import { loadCompensatorConfig } from '../config.js';
@@ -21,7 +21,8 @@ await runRole({
   loadConfig: loadCompensatorConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db, dbOptions }) {
-    const registry = await loadToolRegistry(config.SAGA_TOOLS);
+    // The module's saga definitions are checked against its tools here too: a bad one stops every role at start.
+    const { tools: registry } = await loadToolModule(config.SAGA_TOOLS);
     // The worker waits for Redis through an outage; the queue (the sweep's adds, readiness) fails fast,
     // and the next sweep adds again.
     const queue = createUnwindQueue(

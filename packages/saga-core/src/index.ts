@@ -23,6 +23,8 @@ export {
   type ForwardEffect,
   type PreconditionCheck,
   type PreconditionVerdict,
+  type MoneyMove,
+  type MoneyContext,
 } from './tools/define-tool.js';
 export { loadToolRegistry } from './tools/load-tools.js';
 export {

@@ -17,6 +17,7 @@ export function deleteEmailDraftTool(db: SagaDb) {
     name: 'delete_email_draft',
     class: ToolClass.IRREVERSIBLE,
     version: 1,
+    deletes: true,
     args: deleteEmailDraftArgs,
     audience: [Audience.AGENT],
     async execute(args, ctx) {

@@ -24,6 +24,7 @@ export function deleteTicketTool(conn: JiraConnection) {
     name: 'delete_ticket',
     class: ToolClass.IRREVERSIBLE,
     version: 1,
+    deletes: true,
     args: deleteTicketArgs,
     audience: [Audience.AGENT],
     async execute(args, ctx) {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { callStripe, postOptions } from './call-stripe.js';
 import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
 import { isCharged, paymentIntentEffect } from './payment-intent-effect.js';
-import { paymentIntentId } from './payment-args.js';
+import { moneyOf, paymentIntentId } from './payment-args.js';
 import { markerMetadataKey } from './saga-metadata.js';
 import { chargedPaymentPrecondition } from './charged-payment-precondition.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
@@ -27,6 +27,8 @@ export function createCapturePaymentTool(deps: StripeToolDeps) {
     version: 1,
     args: capturePaymentArgs,
     identity: ['paymentIntent'],
+    // Captures what the authorisation holds: its step's amount, when the run authorised it.
+    moves: (_args, ctx) => moneyOf(ctx.of),
     audience: () => ['finance'],
     compensate: (args) => ({ tool: 'refund', args: { payment: args.paymentIntent } }),
     execute: async (args, ctx) => {

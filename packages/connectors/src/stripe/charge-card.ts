@@ -29,6 +29,7 @@ export function createChargeCardTool(deps: StripeToolDeps) {
     version: 1,
     args: chargeCardArgs,
     identity: ['customerId', 'amount', 'currency'],
+    moves: (args) => ({ currency: args.currency, amount: args.amount }),
     audience: (args) => (args.receiptEmail !== undefined ? ['customer'] : ['finance']),
     compensate: (_args, key) => ({ tool: 'refund', args: { payment: ref(key) } }),
     correction: (args) =>

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { callStripe, getOptions, postOptions } from './call-stripe.js';
 import { effectFromMatches } from './effect-from-matches.js';
 import { markPaymentIntent } from './mark-payment-intent.js';
-import { paymentIntentId } from './payment-args.js';
+import { moneyOf, paymentIntentId } from './payment-args.js';
 import { markerMetadataKey, SAGA_KEY_METADATA } from './saga-metadata.js';
 import { searchPaymentIntentsByMetadata } from './search-payment-intents.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
@@ -63,6 +63,12 @@ export function createRefundTool(deps: StripeToolDeps) {
     version: 1,
     args: refundArgs,
     identity: ['payment', 'amount'],
+    // A partial refund moves its amount; a full one what the refunded step charged or captured.
+    moves: (args, ctx) => {
+      const charged = moneyOf(ctx.of);
+      if (args.amount === undefined) return charged;
+      return charged ? { currency: charged.currency, amount: args.amount } : null;
+    },
     audience: () => ['finance'],
     execute: async (args, ctx) => {
       await markPaymentIntent(deps, ctx, args.payment, 'refund');

@@ -26,6 +26,23 @@ export interface RunsTable {
   pivot_idx: number | null;
   /** Irreversible steps released before any pivot (each was approved on its own). */
   irreversible_before_pivot: Generated<number>;
+  /** The saga definition the run is bound to (migration 0013); both null for an unbound run. */
+  definition_name: string | null;
+  definition_version: number | null;
+  /** What the run is for and who asked, as given at creation. */
+  goal: string | null;
+  actor: string | null;
+  /** The validated plan, `[{ step, args }]`, and the sha256 of its canonical JSON; null without a plan. */
+  plan: JsonNullable<readonly { step: string; args: Record<string, unknown> }[]>;
+  plan_hash: string | null;
+  /** The run's budget (the definition's defaults merged with its own); `{}` for none. */
+  budget: ColumnType<RunBudget, string | undefined, string>;
+  /** The budget's deadline as an absolute time; null without one. */
+  deadline_at: Date | null;
+  /** A rule only the intake transaction applies (definition, plan, budget, money policy): no grouped intake. */
+  governed: Generated<boolean>;
+  /** When the run's authority was last granted: its creation, then each approval. */
+  authority_at: Generated<Date>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -36,6 +53,16 @@ export interface RunPolicy {
   readonly requirePivot?: boolean;
   /** Unwind the run by itself when a step fails definitively (FAILED) before the pivot. */
   readonly unwindOnFailure?: boolean;
+}
+
+/** A run's budget as stored: how far it may go (see core's `sagas/saga-budget.ts`). */
+export interface RunBudget {
+  readonly maxSteps?: number;
+  /** By currency, in minor units. */
+  readonly maxAmount?: Readonly<Record<string, number>>;
+  /** ISO time after which the run stops. */
+  readonly deadline?: string;
+  readonly maxAttempts?: number;
 }
 
 /** One row per non-pure step: the durable intent, then its outcome. */
@@ -59,6 +86,8 @@ export interface SagaLogTable {
   correction: JsonNullable<Record<string, unknown>>;
   audience: string[];
   depends_on: number[] | null;
+  /** The definition step the call was matched to (migration 0013); null on an unbound run. */
+  step_id: string | null;
   attempts: Generated<number>;
   lease_until: Date | null;
   lease_owner: string | null;

@@ -76,6 +76,29 @@ export interface CompensationCommand {
   readonly args: Record<string, unknown>;
 }
 
+/** An amount of money a call moves, in the currency's minor units (cents), as Stripe counts it. */
+export interface MoneyMove {
+  /** Three letters, any case (compared lower-cased). */
+  readonly currency: string;
+  /** A non-negative integer in minor units. */
+  readonly amount: number;
+}
+
+/**
+ * What `moves` may read besides the call's arguments: the step of the same run whose effect the call acts
+ * on, as the saga log has it. For a compensation, the forward step it undoes (a refund of a charge); for a
+ * forward call whose arguments name an earlier step's external ref (a capture of an authorisation), that
+ * step. Absent when there is none.
+ */
+export interface MoneyContext {
+  readonly of?: {
+    readonly tool: string;
+    readonly args: Readonly<Record<string, unknown>>;
+    readonly externalRef: string | null;
+    readonly result: unknown;
+  };
+}
+
 /** A message to people that the harness never sends by itself; a human reviews it. */
 export interface CorrectionCommand {
   readonly template: string;
@@ -106,6 +129,18 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
    * (any status but FAILED, NOT_EXECUTED and REJECTED) is refused 409 DUPLICATE_OPERATION, writing nothing.
    */
   readonly repeatable?: boolean;
+  /**
+   * The money this call moves (a charge, a capture, a refund), or null when these arguments move none
+   * (an authorisation holds money, it moves none). Counted against a run's `budget.maxAmount` and compared
+   * with its policy's `approveMoneyAbove`, forward and in compensations. A tool that moves money and does
+   * not declare it is counted as moving none: declare it on every money-moving tool.
+   */
+  readonly moves?: (args: z.infer<S>, ctx: MoneyContext) => MoneyMove | null;
+  /**
+   * The call deletes something (a ticket, a draft): with the run policy `approveDeletions`, a compensation
+   * of this tool waits for a person. Default false.
+   */
+  readonly deletes?: boolean;
   /** Argument paths (dotted) never written to logs. */
   readonly secret?: readonly string[];
   /** Who could see the effect. */
@@ -144,9 +179,13 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
 
 /** A tool after validation. Defaults are filled in; the object is frozen. */
 export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
-  Omit<ToolSpec<S, R>, 'audience' | 'lookupLagMs' | 'timeoutMs' | 'identity' | 'secret' | 'repeatable'>
+  Omit<
+    ToolSpec<S, R>,
+    'audience' | 'lookupLagMs' | 'timeoutMs' | 'identity' | 'secret' | 'repeatable' | 'deletes'
+  >
 > & {
   readonly audience: (args: z.infer<S>) => readonly Audience[];
+  readonly deletes: boolean;
   readonly identity: readonly string[];
   readonly repeatable: boolean;
   readonly secret: readonly string[];
@@ -194,11 +233,16 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('holdWindowMs', 'must be a positive number of milliseconds');
   if (spec.repeatable !== undefined && typeof spec.repeatable !== 'boolean')
     fail('repeatable', 'must be true or false');
+  if (spec.moves !== undefined && typeof spec.moves !== 'function')
+    fail('moves', 'must be a function (args, ctx) returning { currency, amount } or null');
+  if (spec.deletes !== undefined && typeof spec.deletes !== 'boolean')
+    fail('deletes', 'must be true or false');
   const audience = spec.audience;
   return Object.freeze({
     ...spec,
     identity: Object.freeze([...(spec.identity ?? [])]),
     repeatable: spec.repeatable ?? false,
+    deletes: spec.deletes ?? false,
     secret: Object.freeze([...(spec.secret ?? [])]),
     audience: typeof audience === 'function' ? audience : () => audience ?? [],
     lookupLagMs: spec.lookupLagMs ?? 0,

@@ -10,6 +10,7 @@ import * as m0008 from './0008_gauge_counters.js';
 import * as m0010 from './0010_hot_path_indexes.js';
 import * as m0011 from './0011_align_edited_migrations.js';
 import * as m0012 from './0012_step_key_without_index.js';
+import * as m0013 from './0013_bound_runs.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -29,6 +30,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0010_hot_path_indexes': m0010,
   '0011_align_edited_migrations': m0011,
   '0012_step_key_without_index': m0012,
+  '0013_bound_runs': m0013,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

@@ -58,7 +58,7 @@ export const createTicket = defineTool({
   version: 1,
   args: z.object({ summary: z.string().min(1), orderId: z.string().min(1) }),
   identity: ['orderId'],
-  audience: () => ['support_team'],
+  audience: ['support_team'],
   compensate: (_args, key) => ({
     tool: 'close_ticket',
     args: { ticket: ref(key), reason: 'rolled back by run' },

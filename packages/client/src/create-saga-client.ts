@@ -1,5 +1,6 @@
 import { CallStatus, callResponseSchema } from './call-outcome.js';
 import { definitionListSchema, type DefinitionView } from './definition-view.js';
+import { toolListSchema, type ToolView } from './tool-view.js';
 import { ToolOutcomeUnknown } from './errors.js';
 import { requestJson, withQuery, type Transport } from './http.js';
 import { sendWithFetch, sendWithUndici } from './send-request.js';
@@ -95,6 +96,8 @@ export interface SagaClient extends ReviewMethods, StepMethods {
    * within a name), each step with its tool, tool class, `dependsOn`, pivot and repeatable flags.
    */
   listDefinitions(): Promise<readonly DefinitionView[]>;
+  /** `GET /v1/tools`: every tool with its input as JSON Schema, for function calling. */
+  listTools(): Promise<readonly ToolView[]>;
   /** A handle that keeps its own count of the run's steps, initialised from the log on first use. */
   run(runId: string): RunHandle;
 }
@@ -221,6 +224,16 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
         schema: definitionListSchema,
       });
       return data.definitions;
+    },
+
+    async listTools() {
+      const { data } = await requestJson(transport, {
+        method: 'GET',
+        path: '/v1/tools',
+        ok: [200],
+        schema: toolListSchema,
+      });
+      return data.tools;
     },
 
     run(runId) {

@@ -51,6 +51,7 @@ export {
   type DefinitionView,
   type DefinitionStep,
 } from './definition-view.js';
+export { toolViewSchema, toolListSchema, type ToolView } from './tool-view.js';
 export {
   approvalViewSchema,
   approvalEvidenceSchema,

@@ -26,6 +26,11 @@ export {
   type MoneyMove,
   type MoneyContext,
 } from './tools/define-tool.js';
+export {
+  describeTool,
+  describeTools,
+  type ToolDescription,
+} from './tools/describe-tool.js';
 export { loadToolRegistry } from './tools/load-tools.js';
 export {
   lookupByKey,

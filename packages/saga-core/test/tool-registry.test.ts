@@ -52,6 +52,25 @@ describe('tool registration', () => {
     expect(e.message).toMatch(/class.*required/);
   });
 
+  it('refuses a description, moves or deletes of the wrong kind, naming the field', () => {
+    const bad = (patch: Record<string, unknown>) =>
+      refusal(() => defineTool({ ...createTicket, ...patch } as unknown as ToolSpec)).field;
+    expect(bad({ description: 'x'.repeat(1025) })).toBe('description');
+    expect(bad({ description: 42 })).toBe('description');
+    expect(bad({ moves: { currency: 'usd', amount: 1 } })).toBe('moves');
+    expect(bad({ deletes: 'yes' })).toBe('deletes');
+    expect(defineTool({ ...createTicket, description: 'Opens a ticket.', deletes: true }).deletes).toBe(true);
+  });
+
+  it('keeps a declared audience list through the registry, and knows a function of the arguments from it', () => {
+    const listed = defineTool({ ...createTicket, audience: ['support_team'] });
+    const byArgs = defineTool({ ...createTicket, audience: () => ['customer'] });
+    const registry = createToolRegistry([listed, closeTicket]);
+    expect(registry.require('create_ticket').fixedAudience).toEqual(['support_team']);
+    expect(byArgs.fixedAudience).toBeNull();
+    expect(defineTool(createTicket).fixedAudience).toEqual([]);
+  });
+
   it('refuses an unknown class', () => {
     expect(
       refusal(() => defineTool({ ...createTicket, class: 'undoable' } as unknown as ToolSpec)).field,

@@ -22,6 +22,8 @@ function draftResult(row: EmailDraftRow, subject: string | undefined) {
 export function createEmailDraftTool(db: SagaDb, templates: EmailTemplates) {
   return defineTool({
     name: 'create_email_draft',
+    description:
+      'Writes an email to a customer as a draft, not sent; a later send_email sends it. Deleted if the run is undone.',
     class: ToolClass.REVERSIBLE,
     version: 1,
     args: emailArgs(templates),

@@ -15,6 +15,7 @@ export const deleteEmailDraftArgs = z.object({
 export function deleteEmailDraftTool(db: SagaDb) {
   return defineTool({
     name: 'delete_email_draft',
+    description: 'Deletes an email draft that was never sent (the undo of create_email_draft).',
     class: ToolClass.IRREVERSIBLE,
     version: 1,
     deletes: true,

@@ -31,6 +31,8 @@ export function sendEmailTool(config: EmailConfig, templates: EmailTemplates) {
   const endpoint = resendEndpoint(config);
   return defineTool({
     name: 'send_email',
+    description:
+      "Sends an email from a template to one recipient. Cannot be unsent: held for a person's approval unless a pivot covers it.",
     class: ToolClass.IRREVERSIBLE,
     version: 1,
     args: emailArgs(templates),

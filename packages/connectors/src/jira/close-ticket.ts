@@ -32,6 +32,7 @@ export const closeTicketArgs = z.object({
 export function closeTicketTool(conn: JiraConnection) {
   return defineTool({
     name: 'close_ticket',
+    description: 'Closes a Jira ticket with a comment saying why (the undo of create_ticket).',
     class: ToolClass.IRREVERSIBLE,
     version: 1,
     args: closeTicketArgs,

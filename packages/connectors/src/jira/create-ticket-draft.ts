@@ -22,6 +22,8 @@ import { transitionToStatus } from './transition-to-status.js';
 export function createTicketDraftTool(conn: JiraConnection) {
   return defineTool({
     name: 'create_ticket_draft',
+    description:
+      'Creates a Jira ticket as a draft that nobody works on yet; open_ticket opens it. Deleted if the run is undone.',
     class: ToolClass.REVERSIBLE,
     version: 1,
     args: ticketArgs,

@@ -55,6 +55,7 @@ export function createTicketIssue(
 export function createTicketTool(conn: JiraConnection) {
   return defineTool({
     name: 'create_ticket',
+    description: 'Opens a Jira support ticket for an order. Closed with a comment if the run is undone.',
     class: ToolClass.COMPENSATABLE,
     version: 1,
     args: ticketArgs,

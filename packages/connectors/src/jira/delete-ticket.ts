@@ -22,6 +22,7 @@ export const deleteTicketArgs = z.object({ ticket: issueKeySchema });
 export function deleteTicketTool(conn: JiraConnection) {
   return defineTool({
     name: 'delete_ticket',
+    description: 'Deletes a Jira ticket draft (the undo of create_ticket_draft).',
     class: ToolClass.IRREVERSIBLE,
     version: 1,
     deletes: true,

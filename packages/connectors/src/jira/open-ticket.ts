@@ -27,6 +27,7 @@ export function openTicketTool(conn: JiraConnection) {
   const { draftStatus, openStatus } = conn.config;
   return defineTool({
     name: 'open_ticket',
+    description: 'Opens a ticket draft made by create_ticket_draft, so people start working on it.',
     class: ToolClass.COMPENSATABLE,
     version: 1,
     args: openTicketArgs,

@@ -25,6 +25,7 @@ export function cancelShipmentTool(config: ShippingConfig) {
   const endpoint = shippingEndpoint(config);
   return defineTool({
     name: 'cancel_shipment',
+    description: 'Cancels a shipment that has not left yet (the undo of reship).',
     class: ToolClass.IRREVERSIBLE,
     version: 1,
     args: cancelShipmentArgs,

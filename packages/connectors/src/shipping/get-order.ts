@@ -9,6 +9,7 @@ export function getOrderTool(config: ShippingConfig) {
   const endpoint = shippingEndpoint(config);
   return defineTool({
     name: 'get_order',
+    description: 'Reads an order: its items, customer and shipping address. Changes nothing.',
     class: ToolClass.PURE,
     version: 1,
     args: z.object({ orderId: z.string().trim().min(1).max(100) }),

@@ -32,6 +32,8 @@ export function reshipTool(config: ShippingConfig) {
   const endpoint = shippingEndpoint(config);
   return defineTool({
     name: 'reship',
+    description:
+      'Ships a replacement for an order to its address. Cancelled if the run is undone before it leaves.',
     class: ToolClass.COMPENSATABLE,
     version: 1,
     args: reshipArgs,

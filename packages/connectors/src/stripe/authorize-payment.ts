@@ -18,11 +18,13 @@ const REQUESTS = 2;
 export function createAuthorizePaymentTool(deps: StripeToolDeps) {
   return defineTool({
     name: 'authorize_payment',
+    description:
+      "Places a hold on the customer's card for an amount, in minor units (cents), without taking the money; capture_payment takes it.",
     class: 'compensatable',
     version: 1,
     args: paymentArgs,
     identity: ['customerId', 'amount', 'currency'],
-    audience: () => ['finance'],
+    audience: ['finance'],
     compensate: (_args, key) => ({ tool: 'cancel_authorization', args: { authorization: ref(key) } }),
     execute: async (args, ctx) =>
       paymentIntentEffect(await createOffSessionPayment(deps, ctx, { ...args, captureMethod: 'manual' })),

@@ -36,11 +36,12 @@ const isCanceled = (pi: Stripe.PaymentIntent): boolean => pi.status === 'cancele
 export function createCancelAuthorizationTool(deps: StripeToolDeps) {
   return defineTool({
     name: 'cancel_authorization',
+    description: 'Releases a card hold made by authorize_payment (the undo of authorize_payment).',
     class: 'irreversible',
     version: 1,
     args: cancelAuthorizationArgs,
     identity: ['authorization'],
-    audience: () => ['finance'],
+    audience: ['finance'],
     execute: async (args, ctx) => paymentIntentEffect(await cancel(deps, ctx, args.authorization)),
     lookup: (key, ctx) =>
       lookupPaymentIntentByMetadata(deps, ctx, markerMetadataKey('cancel', key), key, isCanceled),

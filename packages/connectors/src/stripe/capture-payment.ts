@@ -23,13 +23,14 @@ export const capturePaymentArgs = z.object({
 export function createCapturePaymentTool(deps: StripeToolDeps) {
   return defineTool({
     name: 'capture_payment',
+    description: 'Takes the money held by an authorize_payment hold. Refunded if the run is undone.',
     class: 'compensatable',
     version: 1,
     args: capturePaymentArgs,
     identity: ['paymentIntent'],
     // Captures what the authorisation holds: its step's amount, when the run authorised it.
     moves: (_args, ctx) => moneyOf(ctx.of),
-    audience: () => ['finance'],
+    audience: ['finance'],
     compensate: (args) => ({ tool: 'refund', args: { payment: args.paymentIntent } }),
     execute: async (args, ctx) => {
       const pi = await callStripe(ctx, () =>

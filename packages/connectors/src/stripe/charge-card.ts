@@ -25,6 +25,8 @@ const REQUESTS = 2;
 export function createChargeCardTool(deps: StripeToolDeps) {
   return defineTool({
     name: 'charge_card',
+    description:
+      "Charges the customer's saved card an amount, in minor units (cents). Refunded if the run is undone.",
     class: 'compensatable',
     version: 1,
     args: chargeCardArgs,

@@ -59,6 +59,7 @@ function refundEffect(refund: Stripe.Refund): ToolEffect<RefundResult> {
 export function createRefundTool(deps: StripeToolDeps) {
   return defineTool({
     name: 'refund',
+    description: 'Refunds a payment, in full or an amount in minor units (cents). Cannot be undone.',
     class: 'irreversible',
     version: 1,
     args: refundArgs,
@@ -69,7 +70,7 @@ export function createRefundTool(deps: StripeToolDeps) {
       if (args.amount === undefined) return charged;
       return charged ? { currency: charged.currency, amount: args.amount } : null;
     },
-    audience: () => ['finance'],
+    audience: ['finance'],
     execute: async (args, ctx) => {
       await markPaymentIntent(deps, ctx, args.payment, 'refund');
       const refund = await callStripe(ctx, () =>

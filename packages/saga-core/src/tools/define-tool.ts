@@ -111,6 +111,11 @@ type AnyArgs = z.ZodType<Record<string, unknown>>;
 export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   /** Unique, `[a-z][a-z0-9_]*`. */
   readonly name: string;
+  /**
+   * What the tool does, for the model that calls it (`GET /v1/tools` hands it to function calling with the
+   * input schema). One or two sentences; at most 1,024 characters.
+   */
+  readonly description?: string;
   readonly class: ToolClass;
   /** Stored with every row, so a later process knows which definition wrote it. Positive integer. */
   readonly version: number;
@@ -185,6 +190,8 @@ export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
   >
 > & {
   readonly audience: (args: z.infer<S>) => readonly Audience[];
+  /** The audience when it is declared as a list; null when it is a function of the arguments. */
+  readonly fixedAudience: readonly Audience[] | null;
   readonly deletes: boolean;
   readonly identity: readonly string[];
   readonly repeatable: boolean;
@@ -198,6 +205,8 @@ export type AnyTool = Tool<any, any>;
 
 const NAME = /^[a-z][a-z0-9_]*$/;
 const CLASSES = valuesOf(ToolClass);
+/** Why 1,024: OpenAI's limit on a function's description; a model reads it on every turn. */
+const MAX_DESCRIPTION = 1024;
 /** Default tool timeout: long enough for a slow vendor, short enough that an agent is not left waiting. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
@@ -233,13 +242,26 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('holdWindowMs', 'must be a positive number of milliseconds');
   if (spec.repeatable !== undefined && typeof spec.repeatable !== 'boolean')
     fail('repeatable', 'must be true or false');
+  if (
+    spec.description !== undefined &&
+    (typeof spec.description !== 'string' || spec.description.length > MAX_DESCRIPTION)
+  )
+    fail('description', `must be a string of at most ${MAX_DESCRIPTION} characters`);
   if (spec.moves !== undefined && typeof spec.moves !== 'function')
     fail('moves', 'must be a function (args, ctx) returning { currency, amount } or null');
   if (spec.deletes !== undefined && typeof spec.deletes !== 'boolean')
     fail('deletes', 'must be true or false');
   const audience = spec.audience;
+  // A tool re-validated by the registry already carries `fixedAudience` (its `audience` is a function now).
+  const carried = (spec as Partial<Pick<AnyTool, 'fixedAudience'>>).fixedAudience;
+  const fixedAudience = Array.isArray(audience)
+    ? Object.freeze([...(audience as readonly Audience[])])
+    : audience === undefined
+      ? Object.freeze([])
+      : (carried ?? null);
   return Object.freeze({
     ...spec,
+    fixedAudience,
     identity: Object.freeze([...(spec.identity ?? [])]),
     repeatable: spec.repeatable ?? false,
     deletes: spec.deletes ?? false,

@@ -22,6 +22,7 @@ import { caseRoutes } from './routes/cases.js';
 import { correctionRoutes } from './routes/corrections.js';
 import { pivotRoutes } from './routes/pivot.js';
 import { definitionRoutes } from './routes/definitions.js';
+import { toolRoutes } from './routes/tools.js';
 import { createDeliveryGroup } from './delivery-group.js';
 import { createIntakeGroup } from './grouped-intake.js';
 import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
@@ -115,6 +116,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       await v1.register(caseRoutes, { deps });
       await v1.register(correctionRoutes, { deps });
       await v1.register(definitionRoutes, { deps });
+      await v1.register(toolRoutes, { deps });
       await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, intakes } });
     },
     { prefix: '/v1' },

@@ -349,3 +349,30 @@ export const definitionView = z.object({
 export type DefinitionView = z.infer<typeof definitionView>;
 
 export const definitionList = z.object({ definitions: z.array(definitionView) });
+
+export const toolView = z.object({
+  name: z.string(),
+  description: z.string().nullable().describe('What the tool does, for the model that calls it'),
+  class: z.enum(valuesOf(ToolClass)),
+  version: z.number().int(),
+  inputSchema: z
+    .record(z.string(), z.unknown())
+    .describe("The arguments as JSON Schema (draft 2020-12), from the tool's zod schema"),
+  identity: z
+    .array(z.string())
+    .describe('Argument paths that make two calls the same operation (none: the whole arguments)'),
+  repeatable: z.boolean().describe('The same operation may be taken twice in a run'),
+  audience: z
+    .array(z.string())
+    .nullable()
+    .describe('Who could see the effect; null when it depends on the arguments'),
+  needsApproval: z
+    .boolean()
+    .describe("Every call is held for a person's approval outside a pivot (an irreversible tool)"),
+  movesMoney: z.boolean().describe("Counted against a run's budget.maxAmount"),
+  deletes: z.boolean(),
+  compensated: z.boolean().describe('Its effect can be undone by a stored compensation'),
+});
+export type ToolView = z.infer<typeof toolView>;
+
+export const toolList = z.object({ tools: z.array(toolView) });

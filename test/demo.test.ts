@@ -42,7 +42,11 @@ describe('pnpm demo', () => {
     const { code, output } = await runDemo('saga_demo_test');
     expect(output).toContain('The story came out as told');
     expect(code).toBe(0);
+    // Bound to the built-in definition; COMPENSATED only once its invariant held against Stripe and the
+    // warehouse (no live shipment, no net charge).
+    expect(output).toContain('definition:   refund_and_reship@1');
     expect(output).toContain('status:       COMPENSATED');
+    expect(output).toMatch(/step \d+ charge_card .*\(definition step charge_card\)/);
     expect(output).toMatch(/tickets created\s+1\s+2\n/);
     expect(output).toMatch(/tickets still open\s+0\s+1\n/);
     expect(output).toMatch(/charges\s+1\s+2\n/);

@@ -18,7 +18,8 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, ToolOutcomeUnknown, type RunView } from '@agent-saga/client';
-import { CrashPoint, executeJobSchema } from '@agent-saga/core';
+import { sql } from 'kysely';
+import { createApiToken, CrashPoint, executeJobSchema } from '@agent-saga/core';
 import { bullmqConnection } from '@agent-saga/core';
 import { createExecuteQueue } from '@agent-saga/dispatcher';
 import { UNWIND_QUEUE, unwindJobId } from '../services/compensator/src/index.js';
@@ -311,6 +312,53 @@ async function unwindWithFault(runId: string, fault: (run: RunView) => object): 
   } finally {
     h.sandbox.admin.removeFault(armed.id);
   }
+}
+
+/**
+ * The run's authority lapses before its unwind sends anything (granted two minutes ago, for one minute:
+ * `policy.authorityTtlMs`, and `runs.authority_at` as a run created then would hold it): the unwind sends
+ * nothing, the refund included, and waits for a renewal, which shows the recovery plan and its hash. No
+ * vendor hears a write before an operator approves it; then each compensation is sent once.
+ */
+async function playExpiredAuthority(runId: string): Promise<void> {
+  await h.env.db
+    .updateTable('runs')
+    .set({
+      policy: sql`policy || '{"authorityTtlMs": 60000}'::jsonb` as never,
+      authority_at: sql<Date>`now() - interval '2 minutes'`,
+    })
+    .where('run_id', '=', runId)
+    .execute();
+  const since = new Date().toISOString();
+  expect(await h.saga.unwind(runId, reasonOf(runId))).toMatchObject({ status: 'COMPENSATING' });
+  const operator = await createApiToken(h.env.db, { tenantId: 'acme', role: 'operator', label: 'olga' });
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${h.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  type Approval = { id: string; kind: string; hash: string; evidence: { recoveryPlan: { tool: string }[] } };
+  const renewal = await waitFor('the renewal', async () => {
+    const inbox = await api('GET', `/v1/approvals?status=pending&runId=${runId}`);
+    return (inbox.body.approvals as Approval[]).find((a) => a.kind === 'renewal');
+  });
+  expect(renewal.evidence.recoveryPlan.map((a) => a.tool)).toEqual([
+    'cancel_shipment',
+    'refund',
+    'close_ticket',
+  ]);
+  // The compensators pass over the run meanwhile and send nothing: no write reaches a vendor.
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect(writesSince(since)).toEqual([]);
+  expect((await h.saga.getRun(runId)).status).toBe('COMPENSATING');
+  expect(
+    (await api('POST', `/v1/approvals/${renewal.id}/decision`, { decision: 'approve', hash: renewal.hash }))
+      .status,
+  ).toBe(200);
+  await h.terminal(runId);
 }
 
 const ticketOf = (run: RunView) => run.steps[0]!.externalRef!;
@@ -691,6 +739,31 @@ const MATRIX: readonly Row[] = [
         ...compensatedOnce(1),
         ...compensatedOnce(2),
         ...unwound('MANUAL_INTERVENTION'),
+      ],
+    },
+  },
+  {
+    box: '(g) expire approval during recovery',
+    name: "the run's authority lapsed: the unwind, refund included, waits for a renewal; approved, each is undone once",
+    runId: 'matrix-authority-lapsed',
+    setup: { kind: 'forward', steps: 3 },
+    play: playExpiredAuthority,
+    ledger: {
+      tickets: [CLOSED_WITH_REASON],
+      charges: [{ refunds: 1, amount: CHARGE_AMOUNT }],
+      shipments: [{ status: 'canceled' }],
+    },
+    log: {
+      run: 'COMPENSATED',
+      steps: flowSteps('CONFIRMED', ['compensated', 'compensated', 'compensated']),
+      attempts: [1, 1, 1],
+      compensationAttempts: [1, 1, 1],
+      events: [
+        { stepIdx: null, kind: 'decision', to: 'approved', cause: /^renewal approval/, times: 1 },
+        ...compensatedOnce(0),
+        ...compensatedOnce(1),
+        ...compensatedOnce(2),
+        ...unwound('COMPENSATED'),
       ],
     },
   },

@@ -2,7 +2,8 @@
  * The scripted agent of the pivot story: the refund-and-reship run reordered around a pivot, so that
  * before it nothing the agent does reaches the customer or cannot be undone (no model needed).
  *
- *  1. the run is created with the policy `{ requirePivot: true }`; get_order (pure);
+ *  1. the run is created bound to the built-in definition `refund_and_reship_pivot`, whose policy is
+ *     `{ requirePivot: true }`; get_order (pure);
  *  2. only drafts and a hold: create_email_draft, create_ticket_draft, authorize_payment;
  *  3. send_email before the pivot: refused (409 PIVOT_REQUIRED), nothing written, nothing sent;
  *  4. the pivot: capture the hold, open the ticket, send the email, as one proposal for one person
@@ -48,11 +49,17 @@ function confirmedRef(what: string, o: CallOutcome): { externalRef: string; idem
 
 /** Plays the agent up to the proposal; the run is then AWAITING_APPROVAL. */
 export async function stagePivot(saga: SagaClient, runId: string): Promise<StagedPivot> {
-  act(1, `POST /v1/runs { runId: "${runId}", policy: { requirePivot: true } }; get_order (pure)`);
+  act(
+    1,
+    `POST /v1/runs { runId: "${runId}", definition: { name: "refund_and_reship_pivot" } } ` +
+      '(its policy: requirePivot); get_order (pure)',
+  );
   const created = await saga.createRun({
     runId,
+    definition: { name: 'refund_and_reship_pivot' },
+    goal: `Refund and reship order ${ORDER_ID}, behind one approval`,
+    actor: 'demo-support-agent',
     metadata: { customer: CUSTOMER.id, order: ORDER_ID },
-    policy: { requirePivot: true },
   });
   answer(`${created.created ? 201 : 200} ${created.status}`);
   const agent = saga.run(runId);

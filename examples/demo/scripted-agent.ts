@@ -3,7 +3,7 @@
  * what a model does — retries an unknown with reworded arguments, is replaced after a crash by a fresh
  * agent that knows only the run id — and what an operator does at the end: asks the harness to unwind.
  *
- *  1. get_order (pure);
+ *  1. the run is created bound to the built-in definition `refund_and_reship`; get_order (pure);
  *  2. create_ticket: Jira creates the ticket, then its gateway answers 504 → UNKNOWN;
  *  3. the agent retries with reworded arguments until the harness resolves the step by its key;
  *  4. charge_card: Stripe charges, and the executor is SIGKILLed before it records the outcome;
@@ -60,7 +60,15 @@ export async function retryUntilSettled(
 /** Plays the story; returns the run as the log tells it once it is terminal. */
 export async function playScriptedAgent(d: ScriptedAgentDeps): Promise<RunView> {
   const { saga, sandbox, harness } = d;
-  await saga.createRun({ runId: RUN_ID, metadata: { customer: 'cus_sandbox_ada', order: '1182' } });
+  act(0, `POST /v1/runs { runId: "${RUN_ID}", definition: { name: "refund_and_reship" } }`);
+  const created = await saga.createRun({
+    runId: RUN_ID,
+    definition: { name: 'refund_and_reship' },
+    goal: 'Refund and reship order 1182 (a damaged mug)',
+    actor: 'demo-support-agent',
+    metadata: { customer: 'cus_sandbox_ada', order: '1182' },
+  });
+  answer(`${created.created ? 201 : 200} ${created.status}`);
   // The first agent: its handle counts the run's steps, as an agent loop would.
   const agent = saga.run(RUN_ID);
 

@@ -47,10 +47,13 @@ export function printTimeline(run: RunView, events: readonly StepEvent[]): void 
 
 /** The run's status and every step as `GET /v1/runs/{id}` tells them, one line each. */
 export function printRunSteps(run: RunView): void {
+  const bound = run.definition ? `${run.definition.name}@${run.definition.version}` : '(none)';
+  say(`  definition:   ${bound}`);
   say(`  status:       ${run.status}`);
   say(`  statusReason: ${run.statusReason ?? '(none)'}`);
   for (const s of run.steps)
     say(
-      `  step ${s.stepIdx} ${s.tool.padEnd(19)} ${s.status.padEnd(10)} compensation ${s.compensationStatus ?? '-'}  ${s.externalRef ?? ''}`,
+      `  step ${s.stepIdx} ${s.tool.padEnd(19)} ${s.status.padEnd(10)} compensation ${s.compensationStatus ?? '-'}  ${s.externalRef ?? ''}` +
+        (s.stepId ? `  (definition step ${s.stepId})` : ''),
     );
 }

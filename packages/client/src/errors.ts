@@ -15,7 +15,9 @@ import type { UnseenOutcome } from './call-outcome.js';
  *   read), {@link ApprovalDecidedError} (decisions are single use), {@link CaseActionRefusedError},
  *   {@link PivotRequiredError}, {@link RunNotRunningError} (the run takes no calls, or no longer waits for
  *   the approval being decided), {@link DuplicateOperationError} (the run did this already, as an earlier
- *   step: use that step's outcome).
+ *   step: use that step's outcome), {@link NotInDefinitionError}, {@link PlanMismatchError} and
+ *   {@link BudgetExceededError} (the run's definition, plan or budget refuses the call). A plan refused at
+ *   creation is a {@link PlanInvalidError} (400).
  * - {@link ApprovalExpiredError} (410): the deadline passed; the run needs a new proposal.
  * - {@link ToolOutcomeUnknown}: the tool may or may not have acted. Retry the same step, never a new one.
  * - {@link ServiceUnavailableError}: no usable answer (network, 5xx). A call may have been recorded: retry
@@ -49,6 +51,21 @@ export const ApiErrorCode = {
    * approval or terminal), or a decision on an approval its run no longer waits for (an unwound run).
    */
   RUN_NOT_RUNNING: 'RUN_NOT_RUNNING',
+  /** 400: `createRun` named a saga definition (`field` `definition.name`) or version it does not declare. */
+  UNKNOWN_DEFINITION: 'UNKNOWN_DEFINITION',
+  /** 400: `createRun`'s plan does not fit its definition; `field` names the entry (`plan[2].step`). */
+  PLAN_INVALID: 'PLAN_INVALID',
+  /** 409: a call on a run bound to a definition names a tool it does not allow; nothing was written. */
+  NOT_IN_DEFINITION: 'NOT_IN_DEFINITION',
+  /** 409: a call differs from the run's planned entry in identity arguments (`field`, `fields`). */
+  PLAN_MISMATCH: 'PLAN_MISMATCH',
+  /** 409: the call would pass the run's budget (`field`: `budget.maxSteps`, `budget.maxAmount.usd`, …). */
+  BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
+  /**
+   * 503: a run bound to a definition was not completed: its business invariant could not be checked (a
+   * vendor did not answer); nothing moved. Ask again later (`ServiceUnavailableError`).
+   */
+  INVARIANT_UNVERIFIED: 'INVARIANT_UNVERIFIED',
   /** `createRun` with a run id another tenant already uses. */
   RUN_ID_TAKEN: 'RUN_ID_TAKEN',
   /** A pure tool's own refusal (422): the real system said no to a read. */
@@ -202,6 +219,54 @@ export class DuplicateOperationError extends ConflictError {
   }
 }
 
+/**
+ * 400 PLAN_INVALID: the plan given to `createRun` does not fit the run's definition (a step it does not
+ * declare, a step listed before one it depends on, an irreversible step before the pivot, arguments its
+ * tool refuses). `field` names the entry (`plan[2].step`, `plan[3].args.amount`). No run was created.
+ */
+export class PlanInvalidError extends InvalidRequestError {}
+
+/**
+ * 409 NOT_IN_DEFINITION: the run is bound to a saga definition that does not allow this tool (or every
+ * step of it is taken). Nothing was written; `definition` names the run's definition when said.
+ */
+export class NotInDefinitionError extends ConflictError {
+  get definition(): { name: string; version: number } | undefined {
+    const d = this.details.definition as { name?: unknown; version?: unknown } | undefined;
+    return d && typeof d.name === 'string' && typeof d.version === 'number'
+      ? { name: d.name, version: d.version }
+      : undefined;
+  }
+}
+
+/**
+ * 409 PLAN_MISMATCH: the call's identity arguments differ from the run's planned entry (`field`, `fields`:
+ * `args.orderId`; `planEntry`: its index in the plan). Nothing was written: call it as planned.
+ */
+export class PlanMismatchError extends ConflictError {
+  get planEntry(): number | undefined {
+    const i = this.details.planEntry;
+    return typeof i === 'number' ? i : undefined;
+  }
+}
+
+/**
+ * 409 BUDGET_EXCEEDED: the call would pass the run's budget; `field` names the limit (`budget.maxSteps`,
+ * `budget.maxAmount.usd`, `budget.deadline`, `budget.maxAttempts`), `limit` and `used` what it is and what
+ * the run has used. Nothing was written; the run takes no such call again.
+ */
+export class BudgetExceededError extends ConflictError {
+  get limit(): number | string | undefined {
+    const l = this.details.limit;
+    return typeof l === 'number' || typeof l === 'string' ? l : undefined;
+  }
+
+  get used(): number | string | undefined {
+    const u = this.details.used;
+    return typeof u === 'number' || typeof u === 'string' ? u : undefined;
+  }
+}
+
 /** 409 CASE_ACTION_REFUSED: the case is resolved already, or the action does not fit it. */
 export class CaseActionRefusedError extends ConflictError {}
 
@@ -264,6 +329,10 @@ const CLASS_BY_CODE: Readonly<Record<string, { readonly status: number; readonly
   [ApiErrorCode.APPROVAL_DECIDED]: { status: 409, cls: ApprovalDecidedError },
   [ApiErrorCode.RUN_NOT_RUNNING]: { status: 409, cls: RunNotRunningError },
   [ApiErrorCode.DUPLICATE_OPERATION]: { status: 409, cls: DuplicateOperationError },
+  [ApiErrorCode.PLAN_INVALID]: { status: 400, cls: PlanInvalidError },
+  [ApiErrorCode.NOT_IN_DEFINITION]: { status: 409, cls: NotInDefinitionError },
+  [ApiErrorCode.PLAN_MISMATCH]: { status: 409, cls: PlanMismatchError },
+  [ApiErrorCode.BUDGET_EXCEEDED]: { status: 409, cls: BudgetExceededError },
   [ApiErrorCode.CASE_ACTION_REFUSED]: { status: 409, cls: CaseActionRefusedError },
   [ApiErrorCode.PIVOT_REQUIRED]: { status: 409, cls: PivotRequiredError },
   [ApiErrorCode.CORRECTION_SENDING]: { status: 409, cls: CorrectionSendingError },

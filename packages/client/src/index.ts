@@ -19,7 +19,7 @@ export type {
   CorrectionEditInput,
   CorrectionDismissInput,
 } from './review-methods.js';
-export { MAX_WAIT_MS, type CallOptions, type StepMethods } from './step-methods.js';
+export { MAX_WAIT_MS, type CallDecision, type CallOptions, type StepMethods } from './step-methods.js';
 export { createRunHandle, OPEN_LOG_STATUSES, type RunHandle, type OpenStep } from './run-handle.js';
 export {
   CallStatus,
@@ -37,11 +37,15 @@ export {
   stepViewSchema,
   stepEventSchema,
   runPolicySchema,
+  runBudgetSchema,
+  planEntrySchema,
   runSummarySchema,
   type RunView,
   type StepView,
   type StepEvent,
   type RunPolicy,
+  type RunBudget,
+  type PlanEntry,
   type RunSummary,
 } from './run-view.js';
 export {
@@ -90,6 +94,10 @@ export {
   ApprovalDecidedError,
   RunNotRunningError,
   DuplicateOperationError,
+  NotInDefinitionError,
+  PlanInvalidError,
+  PlanMismatchError,
+  BudgetExceededError,
   ApprovalExpiredError,
   CaseActionRefusedError,
   PivotRequiredError,

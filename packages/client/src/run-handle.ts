@@ -6,7 +6,7 @@ import {
   ToolOutcomeUnknown,
   UnexpectedResponseError,
 } from './errors.js';
-import type { StepMethods } from './step-methods.js';
+import type { CallDecision, StepMethods } from './step-methods.js';
 
 /**
  * A run as an agent loop sees it: `call(tool, args)` without step indices. The handle owns the count of
@@ -36,7 +36,7 @@ export interface RunHandle {
   call(
     tool: string,
     args: Readonly<Record<string, unknown>>,
-    options?: { readonly waitMs?: number },
+    options?: { readonly waitMs?: number; readonly decision?: CallDecision },
   ): Promise<CallOutcome>;
   /** Re-reads the count and the open steps from the log. */
   sync(): Promise<void>;
@@ -99,7 +99,7 @@ export function createRunHandle(client: StepMethods, runId: string): RunHandle {
   async function call(
     tool: string,
     args: Readonly<Record<string, unknown>>,
-    options: { readonly waitMs?: number } = {},
+    options: { readonly waitMs?: number; readonly decision?: CallDecision } = {},
   ) {
     await ensureLoaded();
     const retryOf = open.find((s) => s.tool === tool && !inFlight.has(s.stepIdx));
@@ -115,6 +115,7 @@ export function createRunHandle(client: StepMethods, runId: string): RunHandle {
       const outcome = await client.call(runId, tool, args, {
         stepIdx,
         ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
+        ...(options.decision === undefined ? {} : { decision: options.decision }),
       });
       if (outcome.status === CallStatus.PURE) release();
       else if (isSettled(outcome)) markClosed(outcome.stepIdx);

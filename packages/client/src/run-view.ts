@@ -28,17 +28,51 @@ export const stepViewSchema = z.looseObject({
   attempts: z.number().int().nonnegative(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  /** The definition step the call was matched to, on a bound run; null otherwise (absent: older servers). */
+  stepId: z.string().nullable().optional(),
+  /** The model's decision behind the step's latest call; null when none was sent (absent: older servers). */
+  decision: z
+    .object({
+      model: z.string().optional(),
+      promptVersion: z.string().optional(),
+      turnId: z.string().optional(),
+      reasoningRef: z.string().optional(),
+    })
+    .nullable()
+    .optional(),
 });
 export type StepView = z.infer<typeof stepViewSchema>;
 
-/** The run's policy, fixed at creation (`createRun({ policy })`). */
+/** The run's policy, fixed at creation (`createRun({ policy })`), over its definition's defaults. */
 export const runPolicySchema = z.looseObject({
   /** Refuse irreversible calls outside a pivot (409 PIVOT_REQUIRED) instead of holding each one. */
   requirePivot: z.boolean().optional(),
   /** Unwind the run by itself when a step before the pivot fails definitively. */
   unwindOnFailure: z.boolean().optional(),
+  /** Hold a call that moves more than this (by currency, in minor units: `{ usd: 50000 }`) for approval. */
+  approveMoneyAbove: z.record(z.string(), z.number()).optional(),
+  /** Hold a compensation that deletes (a ticket, a draft) for approval. */
+  approveDeletions: z.boolean().optional(),
+  /** How long the run's authority lasts from its creation or its last approval. */
+  authorityTtlMs: z.number().optional(),
 });
 export type RunPolicy = z.infer<typeof runPolicySchema>;
+
+/** A run's budget (`createRun({ budget })`); amounts by currency in minor units, `deadline` an ISO time. */
+export const runBudgetSchema = z.looseObject({
+  maxSteps: z.number().int().optional(),
+  maxAmount: z.record(z.string(), z.number()).optional(),
+  deadline: z.string().optional(),
+  maxAttempts: z.number().int().optional(),
+});
+export type RunBudget = z.infer<typeof runBudgetSchema>;
+
+/** One entry of a plan: a step id of the run's definition and its arguments. */
+export const planEntrySchema = z.looseObject({
+  step: z.string(),
+  args: z.record(z.string(), z.unknown()),
+});
+export type PlanEntry = z.infer<typeof planEntrySchema>;
 
 /**
  * `GET /v1/runs/{runId}`: the run and all its steps, from the log, with its approvals, corrections and
@@ -54,6 +88,17 @@ export const runViewSchema = z.looseObject({
   createdAt: z.string().optional(),
   updatedAt: z.string().optional(),
   policy: runPolicySchema.default({}),
+  /** The saga definition the run is bound to; null for an unbound run (or an older dispatcher). */
+  definition: z.object({ name: z.string(), version: z.number().int() }).nullable().default(null),
+  goal: z.string().nullable().default(null),
+  actor: z.string().nullable().default(null),
+  /** The validated plan (secret arguments redacted) and the sha256 of its canonical JSON. */
+  plan: z
+    .array(z.looseObject({ step: z.string(), args: z.unknown() }))
+    .nullable()
+    .default(null),
+  planHash: z.string().nullable().default(null),
+  budget: runBudgetSchema.default({}),
   /** First commit step of the pending or approved pivot; null without one. */
   pivotIdx: z.number().int().nullable().default(null),
   /** Irreversible steps released (each by its own approval) before any pivot. */

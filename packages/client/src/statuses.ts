@@ -21,8 +21,16 @@ export const RunStatus = {
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
-/** What an approval covers: a whole pivot proposal, or one held step outside a pivot. */
-export const ApprovalKind = { PIVOT: 'pivot', STEP: 'step' } as const;
+/**
+ * What an approval covers: a whole pivot proposal, one held step outside a pivot, a held compensation, or
+ * the renewal of a run's lapsed authority before recovery.
+ */
+export const ApprovalKind = {
+  PIVOT: 'pivot',
+  STEP: 'step',
+  COMPENSATION: 'compensation',
+  RENEWAL: 'renewal',
+} as const;
 export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
 
 /** Only `pending` may be decided; every other status is final. */

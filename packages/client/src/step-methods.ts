@@ -6,6 +6,20 @@ export interface CallOptions {
   readonly stepIdx: number;
   /** How long the dispatcher may wait for the step to settle before answering INTENDED (≤ 60 000 ms). */
   readonly waitMs?: number;
+  /** The model's decision behind this call, kept in the run's journal (intake or retry event). */
+  readonly decision?: CallDecision;
+}
+
+/**
+ * What the agent backend knows about why the model made a call: which model, prompt version and turn, and
+ * a reference to its stored reasoning (never the reasoning itself). Each at most 200 characters; the
+ * dispatcher refuses an unknown field (400, naming it).
+ */
+export interface CallDecision {
+  readonly model?: string;
+  readonly promptVersion?: string;
+  readonly turnId?: string;
+  readonly reasoningRef?: string;
 }
 
 /** Longest `waitMs` the dispatcher accepts; checked here so that a wrong value fails before a request. */

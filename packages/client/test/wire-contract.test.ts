@@ -31,6 +31,9 @@ const DUPLICATE_OF = {
   result: {},
 } as const;
 
+/** The definition a NOT_IN_DEFINITION names. */
+const DEFINITION = { name: 'refund_and_reship', version: 1 } as const;
+
 /**
  * The client does not import core at run time (an agent backend should not pull in Postgres drivers), so
  * its wire constants are checked against core's here instead of being derived from them.
@@ -57,6 +60,11 @@ describe('the client wire constants agree with @agent-saga/core', () => {
       new StepUnresolvedError(0, 'm').code,
       new IdempotencyMismatchError(0, ['f']).code,
       new core.DuplicateOperationError('t', DUPLICATE_OF).code,
+      new core.UnknownDefinitionError('definition.name', 'm').code,
+      new core.PlanInvalidError('plan[0].step', 'm').code,
+      new core.NotInDefinitionError('t', DEFINITION, 'm').code,
+      new core.PlanMismatchError('t', 0, ['args.orderId'], 'm').code,
+      new core.BudgetExceededError('budget.maxSteps', 1, 1, 'm').code,
       new RunNotRunningError('r', 'COMPLETED').code,
       new ForbiddenError('m').code,
       new PivotRequiredError('t', 'why').code,
@@ -82,6 +90,11 @@ describe('the client wire constants agree with @agent-saga/core', () => {
       [new StepUnresolvedError(0, 'm'), client.ConflictError],
       [new IdempotencyMismatchError(0, ['f']), client.ConflictError],
       [new core.DuplicateOperationError('t', DUPLICATE_OF), client.DuplicateOperationError],
+      [new core.UnknownDefinitionError('definition.name', 'm'), client.InvalidRequestError],
+      [new core.PlanInvalidError('plan[0].step', 'm'), client.PlanInvalidError],
+      [new core.NotInDefinitionError('t', DEFINITION, 'm'), client.NotInDefinitionError],
+      [new core.PlanMismatchError('t', 0, ['args.orderId'], 'm'), client.PlanMismatchError],
+      [new core.BudgetExceededError('budget.maxSteps', 1, 1, 'm'), client.BudgetExceededError],
       [new RunNotRunningError('r', 'COMPLETED'), client.RunNotRunningError],
       [new PivotRequiredError('t', 'why'), client.PivotRequiredError],
       [new PivotStagedError('r', null), client.ConflictError],

@@ -6,8 +6,13 @@
  * after it, under one approval. A step that declares no `dependsOn` stands after every earlier step.
  */
 import { defineSaga, type SagaDefinition } from '@agent-saga/core';
+import { refundAndReshipInvariant } from './refund-and-reship-invariant.js';
 
-/** Look the order up, open a ticket, charge the card for the replacement, ship it. */
+/**
+ * Look the order up, open a ticket, charge the card for the replacement, ship it. Its invariant, checked
+ * against Stripe and the warehouse before a run of it ends: a confirmed reship with exactly one charge not
+ * refunded, or no live shipment and no net charge (`refundAndReshipInvariant`).
+ */
 export const refundAndReship: SagaDefinition = defineSaga({
   name: 'refund_and_reship',
   version: 1,
@@ -17,6 +22,7 @@ export const refundAndReship: SagaDefinition = defineSaga({
     { id: 'charge_card', tool: 'charge_card' },
     { id: 'reship', tool: 'reship' },
   ],
+  invariant: refundAndReshipInvariant,
 });
 
 /**

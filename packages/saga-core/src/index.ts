@@ -26,11 +26,7 @@ export {
   type MoneyMove,
   type MoneyContext,
 } from './tools/define-tool.js';
-export {
-  describeTool,
-  describeTools,
-  type ToolDescription,
-} from './tools/describe-tool.js';
+export { describeTool, describeTools, type ToolDescription } from './tools/describe-tool.js';
 export { loadToolRegistry } from './tools/load-tools.js';
 export {
   lookupByKey,
@@ -64,15 +60,49 @@ export {
 } from './sagas/define-saga.js';
 export { ancestorsOf, type DependencyNode } from './sagas/dependency-order.js';
 export { loadToolModule, type ToolModule } from './sagas/load-tool-module.js';
-export type { MoneyAmounts, SagaBudget, StepRetry } from './sagas/saga-budget.js';
+export {
+  moneyAmountsSchema,
+  runBudgetSchema,
+  sagaBudgetSchema,
+  type MoneyAmounts,
+  type RunBudgetInput,
+  type SagaBudget,
+  type StepRetry,
+} from './sagas/saga-budget.js';
+export { bindRun, UNBOUND_RUN, type RunBinding, type RunBindingRequest } from './sagas/bind-run.js';
+export { validatePlan, planHash, type PlanEntry, type ProposedPlanEntry } from './sagas/validate-plan.js';
+export {
+  bindCall,
+  definitionRepeats,
+  requireDefinition,
+  requireToolInDefinition,
+  type BindCallInput,
+  type CallBinding,
+  type MoneyHold,
+} from './sagas/bind-call.js';
+export { checkAttempts, checkBudget, checkDeadline } from './sagas/check-budget.js';
+export { moneyContextOf, moneyOfCall, movedByRun } from './sagas/money-moved.js';
 export type {
+  InvariantEnding,
+  InvariantLookupContext,
   InvariantLookups,
   InvariantRun,
   InvariantStep,
   InvariantVerdict,
   SagaInvariant,
+  ToolModuleLookup,
+  ToolModuleLookups,
 } from './sagas/saga-invariant.js';
-export type { SagaPolicy } from './sagas/saga-policy.js';
+export {
+  checkRunInvariant,
+  definitionLabel,
+  DEFAULT_INVARIANT_TIMEOUT_MS,
+  type CheckedDefinition,
+  type InvariantCheck,
+  type InvariantChecker,
+} from './sagas/check-run-invariant.js';
+export { gateOnInvariant, type InvariantGate } from './sagas/gate-on-invariant.js';
+export { sagaPolicySchema, type SagaPolicy } from './sagas/saga-policy.js';
 export { createSagaRegistry, type SagaRegistry } from './sagas/saga-registry.js';
 export { SagaDefinitionError } from './errors/errors.js';
 
@@ -101,7 +131,8 @@ export {
 } from './steps/intent/find-duplicate-operation.js';
 export { stepKey, compensationKey } from './steps/intent/idempotency-key.js';
 export { planIntent, type IntentPlan } from './steps/intent/plan-intent.js';
-export { recordIntent, type IntentInput } from './steps/intent/record-intent.js';
+export { recordIntent, type CallDecision, type IntentInput } from './steps/intent/record-intent.js';
+export { readStepDecisions } from './steps/intent/read-step-decisions.js';
 export { recordNewIntents, type NewIntent } from './steps/intent/record-new-intents.js';
 export { listStepEvents } from './steps/list-step-events.js';
 export {
@@ -138,12 +169,13 @@ export { STEP_TRANSITIONS, allowedSources, isLegalTransition } from './steps/ste
 export { transitionStep, notifyStepChanged, type TransitionInput } from './steps/transition-step.js';
 
 // --- Runs: a run's status, its transitions, rows, completion and follow-up ---
-export { completeRun } from './runs/complete-run.js';
+export { completeRun, completeCheckedRun } from './runs/complete-run.js';
 export { followUpRun, sweepRunFollowUps, type FollowUp } from './runs/follow-up-run.js';
 export {
   createRun,
   getRun,
   lockRun,
+  lockRunById,
   listSteps,
   touchRun,
   RUN_ID,
@@ -151,6 +183,7 @@ export {
   type RunListRow,
   type CreateRunResult,
 } from './runs/run-rows.js';
+export { readRunUsage, type RunUsage, type UsedStep } from './runs/read-run-usage.js';
 export {
   RunStatus,
   TERMINAL_RUN_STATUSES,
@@ -178,6 +211,13 @@ export {
   transitionCompensation,
   type CompensationTransition,
 } from './compensations/transition-compensation.js';
+export {
+  stopOverdueRun,
+  stopOverdueRuns,
+  overdueRunsQuery,
+  DEADLINE_UNWIND_REASON,
+  type OverdueStop,
+} from './compensations/stop-overdue-runs.js';
 
 // --- Review, approvals: hash-bound human decisions on a pivot or a held step ---
 export { resourceOf } from './review/approvals/approval-resource.js';
@@ -206,6 +246,26 @@ export {
   withdrawPendingApprovals,
   type WithdrawApprovalsInput,
 } from './review/approvals/withdraw-pending-approvals.js';
+export {
+  approvalNeed,
+  authorityLapsed,
+  recoveryPolicyOf,
+  RECOVERY_APPROVAL_TTL_MS,
+  type ApprovalNeed,
+  type RecoveryPolicy,
+} from './review/approvals/recovery-policy.js';
+export {
+  holdCompensation,
+  releaseHeldCompensation,
+  refuseHeldCompensation,
+  type CompensationHold,
+} from './review/approvals/hold-compensation.js';
+export {
+  recoveryPlanHash,
+  requestRenewal,
+  type RecoveryAction,
+  type RenewalRequest,
+} from './review/approvals/request-renewal.js';
 
 // --- Review, the pivot: staging, locking and committing the irreversible steps an approval covers ---
 export { advanceCommit, type CommitProgress } from './review/pivot/advance-commit.js';
@@ -222,6 +282,7 @@ export {
   isLegalCaseTransition,
 } from './review/cases/case-transitions.js';
 export { openCase, type NewCase } from './review/cases/open-case.js';
+export { stopForPerson, type StopForPersonInput } from './review/cases/stop-for-person.js';
 export { resolveCase, type CaseResolution } from './review/cases/resolve-case.js';
 export { transitionCase, type CaseTransitionInput } from './review/cases/transition-case.js';
 
@@ -380,6 +441,14 @@ export {
   type SagaLogGaugesOptions,
 } from './metrics/saga-log-gauges.js';
 export { literals as sqlLiterals } from './metrics/sql-literals.js';
+export { registerDefinitionGauges, type DefinitionGaugesOptions } from './metrics/definition-gauges.js';
+export {
+  readDefinitionTotals,
+  definitionLabeller,
+  UNBOUND_DEFINITION_LABEL,
+  OTHER_DEFINITION_LABEL,
+  type DefinitionTotals,
+} from './metrics/read-definition-gauges.js';
 
 // --- Process: what every role needs to start, serve, drain and stop ---
 export {
@@ -432,6 +501,12 @@ export {
   StepUnresolvedError,
   IdempotencyMismatchError,
   DuplicateOperationError,
+  UnknownDefinitionError,
+  PlanInvalidError,
+  NotInDefinitionError,
+  PlanMismatchError,
+  BudgetExceededError,
+  InvariantUnverifiedError,
   RunNotRunningError,
   NotFoundError,
   SchemaVersionMismatchError,

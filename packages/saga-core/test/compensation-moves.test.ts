@@ -104,8 +104,9 @@ describe('compensation transitions', () => {
           expect(after, `${from} → ${to}`).toEqual(before);
         }
       }
-    // running ← 3, compensated ← 4, unknown ← 1, failed ← 3, skipped ← 1; nothing moves to pending.
-    expect(legal).toBe(12);
+    // running ← 3, compensated ← 4, unknown ← 1, failed ← 4, skipped ← 1, awaiting_approval ← 1 (pending,
+    // held for a person), pending ← 1 (awaiting_approval, approved).
+    expect(legal).toBe(15);
   });
 
   it('refuse a move from a row that is not as the caller read it: another attempt count, another lease owner', async () => {

@@ -54,7 +54,7 @@ describe('tool registration', () => {
 
   it('refuses a description, moves or deletes of the wrong kind, naming the field', () => {
     const bad = (patch: Record<string, unknown>) =>
-      refusal(() => defineTool({ ...createTicket, ...patch } as unknown as ToolSpec)).field;
+      refusal(() => defineTool({ ...createTicket, ...patch })).field;
     expect(bad({ description: 'x'.repeat(1025) })).toBe('description');
     expect(bad({ description: 42 })).toBe('description');
     expect(bad({ moves: { currency: 'usd', amount: 1 } })).toBe('moves');

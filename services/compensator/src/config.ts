@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { baseConfigSchema, envInt, parseConfig, sagaLogGaugesConfig } from '@agent-saga/core';
+import {
+  baseConfigSchema,
+  envInt,
+  parseConfig,
+  RECOVERY_APPROVAL_TTL_MS,
+  sagaLogGaugesConfig,
+} from '@agent-saga/core';
 
 /** Configuration of a compensator process, parsed once at start (see README: "Running the compensator"). */
 export const compensatorConfigSchema = baseConfigSchema.extend({
@@ -15,6 +21,12 @@ export const compensatorConfigSchema = baseConfigSchema.extend({
   COMPENSATOR_POLL_MS: envInt(250),
   /** How long one job drives a run before handing it back to the sweep (keeps jobs short), in ms. */
   COMPENSATOR_SLICE_MS: envInt(60_000),
+  /**
+   * How long a compensation held for a person (run policy `approveMoneyAbove`, `approveDeletions`) or a
+   * renewal of a run's lapsed authority waits for a decision before it expires (a refusal), in ms. The
+   * dispatcher's held steps read the same variable.
+   */
+  APPROVAL_TTL_MS: envInt(RECOVERY_APPROVAL_TTL_MS),
   /** Attempts of one compensation (same key every time) before the run needs a person. */
   COMPENSATION_MAX_ATTEMPTS: envInt(5),
   /** First backoff after a refused attempt; doubles each attempt, with jitter, up to the cap. In ms. */

@@ -3,7 +3,7 @@ import { createCancelAuthorizationTool } from './cancel-authorization.js';
 import { createCapturePaymentTool } from './capture-payment.js';
 import { createChargeCardTool } from './charge-card.js';
 import { createRefundTool } from './refund.js';
-import { createStripeClient } from './stripe-client.js';
+import { createStripeClient, type StripeClient } from './stripe-client.js';
 import type { StripeConfig } from './stripe-config.js';
 
 /** The Stripe tools, by name. `Object.values(tools)` is what a tool module registers. */
@@ -18,9 +18,13 @@ export interface StripeTools {
 /**
  * Builds the Stripe tools over one official client. No I/O happens here; the first request is the first
  * call. Register all of them together: the compensations name `refund` and `cancel_authorization`.
+ * `stripe`: the client to share with the module's lookups (`createStripeLookups`); one of its own by default.
  */
-export function createStripeTools(config: StripeConfig): StripeTools {
-  const deps = { stripe: createStripeClient(config), config };
+export function createStripeTools(
+  config: StripeConfig,
+  stripe: StripeClient = createStripeClient(config),
+): StripeTools {
+  const deps = { stripe, config };
   return Object.freeze({
     charge_card: createChargeCardTool(deps),
     authorize_payment: createAuthorizePaymentTool(deps),

@@ -4,6 +4,12 @@
 /** Per-step state of its stored compensation (the compensator issue drives these). */
 export const CompensationStatus = {
   PENDING: 'pending',
+  /**
+   * Held before its first send for a person's decision (migration 0014): it moves money above the run
+   * policy's `approveMoneyAbove`, or deletes under `approveDeletions`. Approved → pending (sent once, with
+   * its own key); rejected or expired → failed for good (a case; the run ends as the finish rules say).
+   */
+  AWAITING_APPROVAL: 'awaiting_approval',
   RUNNING: 'running',
   COMPENSATED: 'compensated',
   UNKNOWN: 'unknown',

@@ -7,7 +7,13 @@ import { CompensationStatus } from './compensation-status.js';
  *
  * - pending: planned, never sent. Exits to running (claimed with a lease, intent written before the call),
  *   compensated (a lookup by the compensation key found it done: nothing is sent), skipped, failed (the
- *   stored command cannot be made: a reference that does not resolve, arguments its tool refuses).
+ *   stored command cannot be made: a reference that does not resolve, arguments its tool refuses),
+ *   awaiting_approval (the run policy wants a person first: money above `approveMoneyAbove`, a deletion
+ *   under `approveDeletions`; written with its `compensation` approval, nothing sent).
+ * - awaiting_approval: held for its approval (`compensations.approval_id`). Exits to pending (approved: the
+ *   next pass sends it, once, under its own key) or failed (rejected, expired or withdrawn: never sent,
+ *   for good; the run's finish opens a case for it). Not due, never claimed: the rest of the unwind goes
+ *   on around it, and the steps it must be undone before wait for it (reverse dependency order).
  * - running: an attempt holds a lease and may be under way. Exits to compensated (the tool returned),
  *   failed (the system said no), unknown (anything else, or the lease ran out with the holder gone).
  * - unknown: nobody knows whether the attempt took effect. Exits only by evidence: compensated (lookup by
@@ -23,7 +29,8 @@ import { CompensationStatus } from './compensation-status.js';
  * `mirrorCompensationStatus`.
  */
 export const COMPENSATION_TRANSITIONS = {
-  [CompensationStatus.PENDING]: [],
+  [CompensationStatus.PENDING]: [CompensationStatus.AWAITING_APPROVAL],
+  [CompensationStatus.AWAITING_APPROVAL]: [CompensationStatus.PENDING],
   [CompensationStatus.RUNNING]: [
     CompensationStatus.PENDING,
     CompensationStatus.UNKNOWN,
@@ -38,6 +45,7 @@ export const COMPENSATION_TRANSITIONS = {
   [CompensationStatus.UNKNOWN]: [CompensationStatus.RUNNING],
   [CompensationStatus.FAILED]: [
     CompensationStatus.PENDING,
+    CompensationStatus.AWAITING_APPROVAL,
     CompensationStatus.RUNNING,
     CompensationStatus.UNKNOWN,
   ],

@@ -53,6 +53,15 @@ export interface RunPolicy {
   readonly requirePivot?: boolean;
   /** Unwind the run by itself when a step fails definitively (FAILED) before the pivot. */
   readonly unwindOnFailure?: boolean;
+  /**
+   * Hold a forward call (or a compensation) that moves more than this, by currency in minor units
+   * (`{ usd: 50000 }`, keys lower-cased at creation), for an approval. A currency not named is not held.
+   */
+  readonly approveMoneyAbove?: Readonly<Record<string, number>>;
+  /** Hold a compensation that deletes (a ticket, a draft) for an approval. */
+  readonly approveDeletions?: boolean;
+  /** How long the run's authority lasts from its creation or its last approval; recovery after it pauses. */
+  readonly authorityTtlMs?: number;
 }
 
 /** A run's budget as stored: how far it may go (see core's `sagas/saga-budget.ts`). */
@@ -175,6 +184,8 @@ export interface CompensationsTable {
   external_ref: string | null;
   result: JsonNullable;
   error: JsonNullable<Record<string, unknown>>;
+  /** The `compensation` approval that held it (migration 0014); null for one nobody had to approve. */
+  approval_id: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

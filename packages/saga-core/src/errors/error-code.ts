@@ -32,6 +32,16 @@ export const ErrorCode = {
   DUPLICATE_OPERATION: 'DUPLICATE_OPERATION',
   /** 409: the run is not in a status that takes this. */
   RUN_NOT_RUNNING: 'RUN_NOT_RUNNING',
+  /** 400: `POST /v1/runs` named a saga definition (or a version of it) the tool module does not declare. */
+  UNKNOWN_DEFINITION: 'UNKNOWN_DEFINITION',
+  /** 400: a run's plan does not fit its definition (`field`: the entry, `plan[2].step`, `plan[3].args.amount`). */
+  PLAN_INVALID: 'PLAN_INVALID',
+  /** 409: a call on a run bound to a definition names a tool the definition does not allow; nothing written. */
+  NOT_IN_DEFINITION: 'NOT_IN_DEFINITION',
+  /** 409: a call on a run with a plan differs from the planned entry in its identity arguments (`field`). */
+  PLAN_MISMATCH: 'PLAN_MISMATCH',
+  /** 409: the call would pass the run's budget (`field`: `budget.maxSteps`, `budget.maxAmount.usd`, …). */
+  BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
   /** 409: a run id another tenant holds. */
   RUN_ID_TAKEN: 'RUN_ID_TAKEN',
   /** 409: the run's policy `requirePivot` refuses an irreversible call outside a pivot. */
@@ -58,6 +68,11 @@ export const ErrorCode = {
   CLIENT_ERROR: 'CLIENT_ERROR',
   /** 502: a pure tool failed otherwise than by a refusal (it only reads; the caller may retry). */
   TOOL_ERROR: 'TOOL_ERROR',
+  /**
+   * 503: a bound run's business invariant could not be checked (a vendor did not answer) or its answer went
+   * stale before the run could end; the run did not move. Ask again later.
+   */
+  INVARIANT_UNVERIFIED: 'INVARIANT_UNVERIFIED',
   /** 500: the harness failed; the answer hides why (it may name internals) and the request may be retried. */
   INTERNAL: 'INTERNAL',
 

@@ -256,6 +256,88 @@ export class RunNotRunningError extends SagaError {
   }
 }
 
+/** `POST /v1/runs` named a saga definition, or a version of one, that the tool module does not declare. */
+export class UnknownDefinitionError extends FieldRefusal {
+  readonly code = ErrorCode.UNKNOWN_DEFINITION;
+  declare readonly field: 'definition.name' | 'definition.version';
+  constructor(field: 'definition.name' | 'definition.version', message: string) {
+    super(field, `${field}: ${message}`);
+  }
+}
+
+/**
+ * A run's plan does not fit its definition: an unknown step, a step listed before one it depends on, an
+ * irreversible step before the pivot, arguments the step's tool refuses. `field` names the entry
+ * (`plan[2].step`, `plan[3].args.amount`); nothing was written.
+ */
+export class PlanInvalidError extends FieldRefusal {
+  readonly code = ErrorCode.PLAN_INVALID;
+  declare readonly field: string;
+  constructor(field: string, message: string, issues: readonly FieldIssue[] = []) {
+    super(field, `${field}: ${message}`, issues);
+  }
+}
+
+/** A call on a run bound to a definition names a tool the definition does not allow. Nothing was written. */
+export class NotInDefinitionError extends SagaError {
+  readonly code = ErrorCode.NOT_IN_DEFINITION;
+  override readonly httpStatus = 409;
+  constructor(
+    readonly tool: string,
+    readonly definition: { readonly name: string; readonly version: number },
+    why: string,
+  ) {
+    super(`${tool}: ${why} (run bound to ${definition.name}@${definition.version})`);
+  }
+
+  override httpFields() {
+    return { field: 'tool', tool: this.tool, definition: this.definition };
+  }
+}
+
+/**
+ * A call on a run with a plan differs from the planned entry it was matched to in its identity arguments
+ * (`fields`: `args.orderId`, …; `field` the first). Nothing was written: the plan a person may have read is
+ * what runs, or the run is created anew with another plan.
+ */
+export class PlanMismatchError extends SagaError {
+  readonly code = ErrorCode.PLAN_MISMATCH;
+  override readonly httpStatus = 409;
+  constructor(
+    readonly tool: string,
+    readonly planEntry: number | null,
+    readonly fields: readonly string[],
+    message: string,
+  ) {
+    super(message);
+  }
+
+  override httpFields() {
+    return { field: this.fields[0], fields: this.fields, tool: this.tool, planEntry: this.planEntry };
+  }
+}
+
+/**
+ * The call would pass the run's budget: `field` names the limit (`budget.maxSteps`, `budget.maxAmount.usd`,
+ * `budget.deadline`, `budget.maxAttempts`), with the limit and what the run has used. Nothing was written.
+ */
+export class BudgetExceededError extends SagaError {
+  readonly code = ErrorCode.BUDGET_EXCEEDED;
+  override readonly httpStatus = 409;
+  constructor(
+    readonly field: string,
+    readonly limit: number | string,
+    readonly used: number | string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+
+  override httpFields() {
+    return { field: this.field, limit: this.limit, used: this.used };
+  }
+}
+
 export class NotFoundError extends SagaError {
   readonly code = ErrorCode.NOT_FOUND;
   override readonly httpStatus = 404;
@@ -486,5 +568,28 @@ export class InvalidCaseTransitionError extends SagaError {
     readonly to: string,
   ) {
     super(`case ${caseId}: ${from ?? '(missing)'} → ${to} is not a legal transition`);
+  }
+}
+
+/**
+ * A bound run was not ended because its definition's invariant could not be checked: a lookup did not
+ * answer, this process cannot check it, or the steps changed between the check and the ending
+ * transaction. Nothing moved; the caller asks again later (503: the request itself was fine).
+ */
+export class InvariantUnverifiedError extends SagaError {
+  readonly code = ErrorCode.INVARIANT_UNVERIFIED;
+  override readonly httpStatus = 503;
+  constructor(
+    readonly runId: string,
+    readonly definition: string,
+    readonly why: string,
+    /** True when only the check's answer went stale (the steps moved): checking again may end the run. */
+    readonly stale = false,
+  ) {
+    super(`run ${runId} was not ended: the invariant of ${definition} is not verified: ${why}`);
+  }
+
+  override httpFields() {
+    return { runId: this.runId, definition: this.definition };
   }
 }

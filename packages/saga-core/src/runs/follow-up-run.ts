@@ -5,9 +5,15 @@ import { lockRunById } from './run-rows.js';
 import { RunStatus } from './run-status.js';
 import { StepStatus } from '../steps/step-status.js';
 import { startUnwind } from '../compensations/request-unwind.js';
+import {
+  checkRunInvariant,
+  type InvariantCheck,
+  type InvariantChecker,
+} from '../sagas/check-run-invariant.js';
 
 /** What {@link followUpRun} did to a run. */
-export type FollowUp = 'none' | 'released' | 'waiting' | 'finished' | 'stopped' | 'unwound';
+export type FollowUp =
+  'none' | 'released' | 'waiting' | 'finished' | 'stopped' | 'unwound' | 'verifying' | 'violated';
 
 /**
  * What a run does by itself once one of its steps settles, in one transaction under the run's lock:
@@ -16,12 +22,36 @@ export type FollowUp = 'none' | 'released' | 'waiting' | 'finished' | 'stopped' 
  *   COMPENSATING, the compensators woken), with the failure named in its status reason.
  * Called right after an outcome is recorded (executor, reconciler) and by the reconciler's sweep, which
  * catches a process that died between recording and following up. Idempotent.
+ *
+ * A bound run whose pivot's commit steps are all CONFIRMED ends only once its invariant is checked: with a
+ * `checker`, the check is made after that transaction, outside any (the lookups are slow HTTP reads), and a
+ * second transaction ends the run on it; without one (the executor: no vendor reads on its path) the run
+ * answers `verifying` and stays RUNNING, and the reconciler's sweep, which has the lookups, ends it. A
+ * check that cannot answer leaves it `verifying` for the next sweep: the vendor is asked again, never passed
+ * over; a run left so for long shows in `saga_stuck_runs`, where a person sees it.
  */
-export async function followUpRun(db: SagaDb, runId: string, schema: string): Promise<FollowUp> {
+export async function followUpRun(
+  db: SagaDb,
+  runId: string,
+  schema: string,
+  checker?: InvariantChecker,
+): Promise<FollowUp> {
+  const first = await followUpIn(db, runId, schema, undefined);
+  if (first !== 'verifying' || !checker) return first;
+  const check = await checkRunInvariant(db, { runId }, RunStatus.COMPLETED, checker);
+  return followUpIn(db, runId, schema, check);
+}
+
+function followUpIn(
+  db: SagaDb,
+  runId: string,
+  schema: string,
+  check: InvariantCheck | undefined,
+): Promise<FollowUp> {
   return db.transaction().execute(async (trx) => {
     const run = await lockRunById(trx, runId);
     if (run?.status !== RunStatus.RUNNING) return 'none';
-    if (run.pivot_idx !== null) return (await advanceCommit(trx, runId, schema)).kind;
+    if (run.pivot_idx !== null) return (await advanceCommit(trx, runId, schema, check)).kind;
     if (!run.policy.unwindOnFailure) return 'none';
     const failed = await trx
       .selectFrom('saga_log')
@@ -51,7 +81,12 @@ export async function followUpRun(db: SagaDb, runId: string, schema: string): Pr
  * The sweep behind {@link followUpRun}: RUNNING runs with a pivot, or with `unwindOnFailure` and a FAILED
  * step, oldest change first (partial index `runs_open`). Returns how many runs it moved.
  */
-export async function sweepRunFollowUps(db: SagaDb, schema: string, limit = 100): Promise<number> {
+export async function sweepRunFollowUps(
+  db: SagaDb,
+  schema: string,
+  limit = 100,
+  checker?: InvariantChecker,
+): Promise<number> {
   const due = await sql<{ run_id: string }>`
     SELECT r.run_id FROM runs r
      WHERE r.status = ${RunStatus.RUNNING}
@@ -62,8 +97,8 @@ export async function sweepRunFollowUps(db: SagaDb, schema: string, limit = 100)
      LIMIT ${limit}`.execute(db);
   let moved = 0;
   for (const r of due.rows) {
-    const did = await followUpRun(db, r.run_id, schema);
-    if (did !== 'none' && did !== 'waiting') moved++;
+    const did = await followUpRun(db, r.run_id, schema, checker);
+    if (did !== 'none' && did !== 'waiting' && did !== 'verifying') moved++;
   }
   return moved;
 }

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type { SagaDb, SagaTrx } from '../db/connect.js';
 import { preparedAs } from '../db/prepared-statements.js';
-import type { RunPolicy, RunRow, StepRow } from '../db/schema.js';
+import type { RunBudget, RunPolicy, RunRow, StepRow } from '../db/schema.js';
+import { readDbNow } from '../db/db-clock.js';
+import type { RunBinding } from '../sagas/bind-run.js';
 import { NotFoundError } from '../errors/errors.js';
 import { ApprovalStatus } from '../review/approvals/approval-status.js';
 import { CorrectionStatus } from '../review/corrections/correction-status.js';
@@ -19,13 +21,33 @@ export interface CreateRunResult {
   readonly created: boolean;
 }
 
-/** Creates a run, or returns the tenant's existing run with that id. Another tenant's id is NotFound-safe:
- * it is reported as taken without revealing anything about that run. */
+/**
+ * Creates a run, or returns the tenant's existing run with that id. Another tenant's id is NotFound-safe:
+ * it is reported as taken without revealing anything about that run.
+ *
+ * `binding` (core's `bindRun`, checked before this is called) fills the columns of migration 0013; without
+ * it the run is unbound and the row is exactly what it was before them. A definition's `deadlineMs` is
+ * added to the creation time read in this transaction (`now()`, the value `created_at` takes), so the
+ * deadline is on the database's clock and is stored twice: in `budget.deadline` (ISO, as the run view shows
+ * it) and in `deadline_at` (indexed for the deadline sweep).
+ */
 export async function createRun(
   db: SagaDb,
-  input: { runId: string; tenantId: string; metadata: Record<string, unknown>; policy?: RunPolicy },
+  input: {
+    runId: string;
+    tenantId: string;
+    metadata: Record<string, unknown>;
+    policy?: RunPolicy;
+    binding?: RunBinding;
+  },
 ): Promise<CreateRunResult | { readonly taken: true }> {
+  const b = input.binding;
+  const policy = b ? b.policy : (input.policy ?? {});
   const inserted = await db.transaction().execute(async (trx) => {
+    const budget =
+      b && b.deadlineMs !== null
+        ? { ...b.budget, deadline: new Date((await readDbNow(trx)).getTime() + b.deadlineMs).toISOString() }
+        : (b?.budget ?? {});
     const row = await trx
       .insertInto('runs')
       .values({
@@ -34,7 +56,8 @@ export async function createRun(
         status: RunStatus.RUNNING,
         status_reason: null,
         metadata: JSON.stringify(input.metadata),
-        policy: JSON.stringify(input.policy ?? {}),
+        policy: JSON.stringify(policy),
+        ...(b && (b.governed || b.goal !== null || b.actor !== null) ? boundColumns(b, budget) : {}),
       })
       .onConflict((oc) => oc.column('run_id').doNothing())
       .returningAll()
@@ -47,7 +70,12 @@ export async function createRun(
         from: null,
         to: row.status,
         cause: 'run created',
-        detail: { policy: input.policy ?? {} },
+        detail: {
+          policy,
+          ...(b && (b.governed || b.goal !== null || b.actor !== null)
+            ? { definition: b.definition, budget, planHash: b.planHash }
+            : {}),
+        },
       });
     return row;
   });
@@ -59,6 +87,21 @@ export async function createRun(
     .executeTakeFirst();
   if (!existing || existing.tenant_id !== input.tenantId) return { taken: true };
   return { run: existing, created: false };
+}
+
+/** The 0013 columns of a run with a binding (an unbound run's row leaves them at their defaults). */
+function boundColumns(b: RunBinding, budget: RunBudget) {
+  return {
+    definition_name: b.definition?.name ?? null,
+    definition_version: b.definition?.version ?? null,
+    goal: b.goal,
+    actor: b.actor,
+    plan: b.plan ? JSON.stringify(b.plan) : null,
+    plan_hash: b.planHash,
+    budget: JSON.stringify(budget),
+    deadline_at: budget.deadline === undefined ? null : new Date(budget.deadline),
+    governed: b.governed,
+  };
 }
 
 /** Reads a run of this tenant; another tenant's run is indistinguishable from a missing one. */

@@ -6,8 +6,9 @@ import { RunStatus } from './run-status.js';
  *
  * - RUNNING: a new run; takes calls. Exits to COMPENSATING (unwind), COMPLETED (every step settled),
  *   COMMITTED_WITH_REPAIR (finished forward after repairs), AWAITING_APPROVAL, MANUAL_INTERVENTION.
- * - AWAITING_APPROVAL: a pivot waits for one person's decision; exits to RUNNING (approved) or
- *   COMPENSATING (rejected, expired, or unwound instead).
+ * - AWAITING_APPROVAL: a pivot waits for one person's decision; exits to RUNNING (approved),
+ *   COMPENSATING (rejected, expired, or unwound instead) or MANUAL_INTERVENTION (stopped for a person: its
+ *   deadline passed and its policy does not unwind it, or a renewal of its authority was refused).
  * - COMPENSATING: the compensator owns the run; no new side-effecting call is accepted. Exits only to a
  *   terminal state decided from the log: COMPENSATED, PARTIALLY_COMPENSATED or MANUAL_INTERVENTION.
  * - COMPLETED, COMPENSATED, PARTIALLY_COMPENSATED, COMMITTED_WITH_REPAIR: final.
@@ -23,7 +24,7 @@ export const RUN_TRANSITIONS = {
   [RunStatus.COMMITTED_WITH_REPAIR]: [RunStatus.RUNNING],
   [RunStatus.COMPENSATED]: [RunStatus.COMPENSATING],
   [RunStatus.PARTIALLY_COMPENSATED]: [RunStatus.COMPENSATING],
-  [RunStatus.MANUAL_INTERVENTION]: [RunStatus.RUNNING, RunStatus.COMPENSATING],
+  [RunStatus.MANUAL_INTERVENTION]: [RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.COMPENSATING],
 } as const satisfies Record<RunStatus, readonly RunStatus[]>;
 
 export function allowedRunSources(to: RunStatus): readonly RunStatus[] {

@@ -23,8 +23,10 @@ export interface SagaStepSpec {
    */
   readonly pivot?: boolean;
   /**
-   * The business action may rightly be taken twice in one run (a second note on a ticket). Stored; used by
-   * a later slice that refuses a replanned duplicate (`409 DUPLICATE_OPERATION`) unless this is set.
+   * The business action may rightly be taken twice in one run (a second note on a ticket): on a bound run
+   * the step is never used up by earlier calls (`bindCall` matches every call of its tool to it), and a
+   * plan may list it more than once. Letting it pass the replanned-duplicate rule (`409
+   * DUPLICATE_OPERATION`, today by the tool's own `repeatable`) is a later slice's.
    */
   readonly repeatable?: boolean;
   /** Stored; not enforced yet (see {@link StepRetry}). */
@@ -47,10 +49,12 @@ export interface SagaStepSpec {
  * });
  * ```
  *
- * What is enforced now: the shape (names, ids, dependencies and their order, one pivot at most) here, and
- * at registration against the tools (every tool registered, every irreversible step after the pivot).
- * `invariant`, `budget` and `policy` are typed, validated and stored, **not enforced yet**: runs are not
- * bound to a definition in this slice; the slices that bind them apply these.
+ * What is enforced: the shape (names, ids, dependencies and their order, one pivot at most) here, and at
+ * registration against the tools (every tool registered, every irreversible step after the pivot). A run
+ * bound to the definition (`POST /v1/runs { definition }`, core's `bindRun`) takes its `budget` and
+ * `policy` as defaults under its own; its plan is checked against the steps (`validatePlan`) and its calls
+ * matched to them, refused outside them, held to the plan and the budget (`bindCall`); its `invariant` is
+ * checked against the real systems before it ends (`checkRunInvariant`, `gateOnInvariant`).
  */
 export interface SagaSpec {
   /** `[a-z][a-z0-9_]*`; several versions of one name may be registered. */
@@ -58,11 +62,14 @@ export interface SagaSpec {
   /** Positive integer; `get(name)` gives the highest registered. */
   readonly version: number;
   readonly steps: readonly SagaStepSpec[];
-  /** Not checked yet (see {@link SagaInvariant}). */
+  /**
+   * What must hold in the real systems when a run of it ends, checked by lookup before the run is called
+   * COMPLETED or COMPENSATED (see {@link SagaInvariant}, `checkRunInvariant`).
+   */
   readonly invariant?: SagaInvariant;
-  /** Defaults for the budget of the definition's runs; not enforced yet (see {@link SagaBudget}). */
+  /** Defaults for the budget of the definition's runs, under each run's own (see {@link SagaBudget}). */
   readonly budget?: SagaBudget;
-  /** Defaults for the policy of the definition's runs; not enforced yet (see {@link SagaPolicy}). */
+  /** Defaults for the policy of the definition's runs, under each run's own (see {@link SagaPolicy}). */
   readonly policy?: SagaPolicy;
 }
 

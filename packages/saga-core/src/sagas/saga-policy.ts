@@ -1,27 +1,45 @@
 import { z } from 'zod';
 import type { RunPolicy } from '../db/schema.js';
-import { moneyAmountsSchema, type MoneyAmounts } from './saga-budget.js';
+import { moneyAmountsSchema } from './saga-budget.js';
 
 /**
- * A definition's default policy for its runs: the run policy of today (`requirePivot`, `unwindOnFailure`)
- * and the approvals later slices add. Stored and listed with the definition; **not enforced yet**: a run is
- * not bound to a definition in this slice, so only the policy given at `POST /v1/runs` applies.
+ * A definition's default policy for its runs, and a run's own (`POST /v1/runs { policy }`): one shape, one
+ * schema (`sagaPolicySchema`, which the API's body reuses). A bound run's policy is the definition's with
+ * the run's own fields on top (`bindRun`).
+ *
+ * What each field does:
+ * - `requirePivot`, `unwindOnFailure`: as before (refuse irreversible calls outside a pivot; unwind on a
+ *   definitive failure before the pivot);
+ * - `approveMoneyAbove`: a forward call whose tool's `moves` exceeds the currency's limit is held for an
+ *   approval of kind `step` (the intake's `bindCall`); a compensation whose tool's `moves` (`ctx.of`: the
+ *   forward step) exceeds it is held by the compensator for an approval of kind `compensation`
+ *   (`checkApproval`), while the rest of the unwind goes on;
+ * - `approveDeletions`: a compensation whose tool `deletes` is held the same way;
+ * - `authorityTtlMs`: the run's authority runs from `runs.authority_at` (creation, then each approval
+ *   approved); recovery after it lapses (a compensation, a harness re-dispatch) waits for an approval of
+ *   kind `renewal` (`requestRenewal`) showing the recovery plan and its hash.
  */
-export interface SagaPolicy extends RunPolicy {
-  /** Hold a forward call or a compensation that moves more than this (by currency) for an approval. */
-  readonly approveMoneyAbove?: MoneyAmounts;
-  /** Hold a compensation that deletes (a ticket, a draft) for an approval. */
-  readonly approveDeletions?: boolean;
-  /** How long the run's authority lasts from its creation or its last approval; recovery after it pauses. */
-  readonly authorityTtlMs?: number;
-}
+export type SagaPolicy = RunPolicy;
 
 export const sagaPolicySchema = z
   .object({
-    requirePivot: z.boolean().optional(),
-    unwindOnFailure: z.boolean().optional(),
-    approveMoneyAbove: moneyAmountsSchema.optional(),
-    approveDeletions: z.boolean().optional(),
-    authorityTtlMs: z.number().int().min(1).optional(),
+    requirePivot: z
+      .boolean()
+      .optional()
+      .describe('Refuse irreversible calls outside a pivot (409 PIVOT_REQUIRED) instead of holding each'),
+    unwindOnFailure: z
+      .boolean()
+      .optional()
+      .describe('Unwind the run by itself when a step before the pivot fails definitively'),
+    approveMoneyAbove: moneyAmountsSchema
+      .optional()
+      .describe('Hold a call that moves more than this (by currency, minor units) for an approval'),
+    approveDeletions: z.boolean().optional().describe('Hold a compensation that deletes for an approval'),
+    authorityTtlMs: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("How long the run's authority lasts from its creation or its last approval"),
   })
   .strict();

@@ -22,7 +22,7 @@ await runRole({
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db, dbOptions }) {
     // The module's saga definitions are checked against its tools here too: a bad one stops every role at start.
-    const { tools: registry } = await loadToolModule(config.SAGA_TOOLS);
+    const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     // The worker waits for Redis through an outage; the queue (the sweep's adds, readiness) fails fast,
     // and the next sweep adds again.
     const queue = createUnwindQueue(
@@ -46,6 +46,8 @@ await runRole({
       queue,
       listenDb: dbOptions,
       metrics,
+      // A bound run is called COMPENSATED only once its invariant holds against the real systems.
+      invariants: { definitions, lookups, logger },
     });
     await compensator.start();
     return {

@@ -2,15 +2,29 @@ import { sql } from 'kysely';
 import {
   preparedAs,
   type CompensationRow,
+  type RunPolicy,
   type RunStatus,
   type SagaDb,
   type StepRow,
 } from '@agent-saga/core';
 
+/** The run row as an unwind's pass reads it: its status and reason, and what its recovery rules need. */
+export interface RunHead {
+  readonly status: RunStatus;
+  readonly status_reason: string | null;
+  readonly tenant_id: string;
+  /** The run's policy (its recovery rules: approvals of money and deletions, the authority's TTL). */
+  readonly policy: RunPolicy;
+  /** When the run's authority was last granted (migration 0013). */
+  readonly authority_at: Date;
+  /** The definition the run is bound to (migration 0013); null: unbound, no invariant to check. */
+  readonly definition_name: string | null;
+}
+
 /** What one pass of an unwind reads of its run before it decides anything. */
 export interface RunState {
   /** The run's status and reason; undefined for a run that does not exist. */
-  readonly run: { readonly status: RunStatus; readonly status_reason: string | null } | undefined;
+  readonly run: RunHead | undefined;
   /** Its steps, in step order. */
   readonly steps: readonly StepRow[];
   /** Its compensations by step. */
@@ -27,7 +41,8 @@ export interface RunState {
  * so that the passes of concurrent unwinds share their round trips (see `unwind-groups.ts`):
  *
  * ```sql
- * SELECT r.run_id AS of_run, r.status AS run_status, r.status_reason AS run_status_reason, s.*
+ * SELECT r.run_id AS of_run, r.status AS run_status, r.status_reason AS run_status_reason,
+ *        r.tenant_id AS run_tenant_id, r.policy AS run_policy, r.authority_at AS run_authority_at, s.*
  *   FROM runs r LEFT JOIN LATERAL (SELECT * FROM saga_log s WHERE s.run_id = r.run_id OFFSET 0) s ON true
  *  WHERE r.run_id = ANY($runs) ORDER BY r.run_id, s.step_idx;
  * SELECT c.*, clock.db_now FROM (SELECT now() AS db_now) clock
@@ -55,12 +70,18 @@ export async function readRunStates(
     readonly of_run: string;
     readonly run_status: RunStatus;
     readonly run_status_reason: string | null;
+    readonly run_tenant_id: string;
+    readonly run_policy: RunPolicy;
+    readonly run_authority_at: Date;
+    readonly run_definition: string | null;
   };
   type CompRead = (CompensationRow | { readonly run_id: null }) & { readonly db_now: Date };
   // On two connections at once: one round trip of latency; their order does not matter (see above).
   const [steps, comps] = await Promise.all([
     sql<StepRead>`${preparedAs('comp_read_runs_steps')}
-      SELECT r.run_id AS of_run, r.status AS run_status, r.status_reason AS run_status_reason, s.*
+      SELECT r.run_id AS of_run, r.status AS run_status, r.status_reason AS run_status_reason,
+             r.tenant_id AS run_tenant_id, r.policy AS run_policy, r.authority_at AS run_authority_at,
+             r.definition_name AS run_definition, s.*
         FROM runs r
         LEFT JOIN LATERAL (SELECT * FROM saga_log s WHERE s.run_id = r.run_id OFFSET 0) s ON true
        WHERE r.run_id = ANY(${ids}::text[])
@@ -78,9 +99,25 @@ export async function readRunStates(
     string,
     { run: RunState['run']; steps: StepRow[]; comps: Map<number, CompensationRow> }
   >(ids.map((id) => [id, { run: undefined, steps: [], comps: new Map() }]));
-  for (const { of_run, run_status, run_status_reason, ...step } of steps.rows) {
+  for (const {
+    of_run,
+    run_status,
+    run_status_reason,
+    run_tenant_id,
+    run_policy,
+    run_authority_at,
+    run_definition,
+    ...step
+  } of steps.rows) {
     const state = states.get(of_run)!;
-    state.run = { status: run_status, status_reason: run_status_reason };
+    state.run = {
+      status: run_status,
+      status_reason: run_status_reason,
+      tenant_id: run_tenant_id,
+      policy: run_policy,
+      authority_at: run_authority_at,
+      definition_name: run_definition,
+    };
     if (step.run_id !== null) state.steps.push(step);
   }
   for (const { db_now: _, ...row } of comps.rows)

@@ -29,6 +29,8 @@ export interface UnwindPlan {
   readonly settled: boolean;
   /** When the next backoff or re-check falls due, if any. */
   readonly nextDueAt: Date | null;
+  /** A compensation waits for a person's decision (awaiting_approval): the run cannot finish before it. */
+  readonly awaitingPeople: boolean;
 }
 
 /**
@@ -36,7 +38,9 @@ export interface UnwindPlan {
  * every step that depends on it is undone (compensated) or has nothing to undo (skipped), which for the
  * default dependencies is reverse step order. Among the compensations free to run, effects that only
  * internal audiences saw go first; a customer-visible one starts only when no internal one is ready or
- * running. Pure: reads rows, decides, writes nothing. `now` is the database's `now()`, read with the rows
+ * running. A compensation held for a person (awaiting_approval) is neither due nor undone: the rest of the
+ * unwind goes on around it, the compensations that must come after it (its dependencies) wait with it,
+ * and the run is not settled until it is decided. Pure: reads rows, decides, writes nothing. `now` is the database's `now()`, read with the rows
  * (the due times it is compared with were written on that clock), never the process's.
  */
 export function planUnwind(
@@ -66,6 +70,7 @@ export function planUnwind(
 
   const waiting = [...comps.values()].filter(
     (c) =>
+      c.status === CompensationStatus.AWAITING_APPROVAL ||
       c.status === CompensationStatus.RUNNING ||
       c.status === CompensationStatus.UNKNOWN ||
       (c.status === CompensationStatus.PENDING && c.next_attempt_at !== null && c.next_attempt_at > now) ||
@@ -76,5 +81,6 @@ export function planUnwind(
     ready,
     settled: ready.length === 0 && waiting.length === 0 && free.length === 0,
     nextDueAt: dues.length ? new Date(Math.min(...dues.map((d) => d.getTime()))) : null,
+    awaitingPeople: waiting.some((c) => c.status === CompensationStatus.AWAITING_APPROVAL),
   };
 }

@@ -1,5 +1,14 @@
 import type { RawBuilder, UpdateObject } from 'kysely';
-import type { AnyTool, CompensationRow, Database, Logger, StepEventInput, StepRow } from '@agent-saga/core';
+import type {
+  AnyTool,
+  CompensationRow,
+  Database,
+  Logger,
+  ProposedStep,
+  RecoveryPolicy,
+  StepEventInput,
+  StepRow,
+} from '@agent-saga/core';
 import { CompensationOutcome } from '../metrics/compensator-metrics.js';
 
 /**
@@ -13,6 +22,8 @@ export interface CompensationPass {
   readonly steps: readonly StepRow[];
   /** The run's unwind reason, for the tool's `ctx.unwindReason`. */
   readonly unwindReason: string | null;
+  /** The run policy's recovery rules: which compensations wait for a person first. */
+  readonly policy: RecoveryPolicy;
   readonly log: Logger;
 }
 
@@ -61,14 +72,28 @@ export interface GiveUp {
 }
 
 /**
- * How a pass ends without sending anything: one of three, each written once, by `endPass`:
+ * The run policy wants a person before this compensation is sent (money above `approveMoneyAbove`, a
+ * deletion under `approveDeletions`): held with a `compensation` approval bound to `command`.
+ */
+export interface HoldForApproval {
+  readonly kind: 'hold-for-approval';
+  /** The compensation exactly as it would be sent (resolved arguments), the approval's hash is of it. */
+  readonly command: ProposedStep;
+  readonly summary: string;
+  /** The approval's evidence; its `deadline` is added when the hold is written (the database's clock). */
+  readonly evidence: Record<string, unknown>;
+}
+
+/**
+ * How a pass ends without sending anything: one of four, each written once, by `endPass`:
  *
  * - `done-already` → compensated with the evidence, nothing sent;
  * - `recheck-later` → no move; the row is due again later (a lookup too early after an unknown attempt, a
  *   lookup or a precondition that cannot be read yet);
- * - `give-up` → failed for good: MANUAL_INTERVENTION and a case.
+ * - `give-up` → failed for good: MANUAL_INTERVENTION and a case;
+ * - `hold-for-approval` → awaiting_approval with its approval: the rest of the unwind goes on.
  */
-export type PassEnd = DoneAlready | RecheckLater | GiveUp;
+export type PassEnd = DoneAlready | RecheckLater | GiveUp | HoldForApproval;
 
 /** A stage's way of saying "the pass ends here": every later stage hands it on untouched. */
 export interface Ended {

@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import {
+  authorityLapsed,
   CompensationStatus,
   InvalidRunTransitionError,
+  InvariantUnverifiedError,
+  recoveryPolicyOf,
   InvalidTransitionError,
   RunStatus,
   StepStatus,
@@ -13,8 +16,15 @@ import {
   type RunRow,
 } from '@agent-saga/core';
 import type { RunState } from '../sql/read-run-states.js';
+import { awaitRenewal } from './await-renewal.js';
 import { planUnwind } from './compensation-order.js';
-import { closesRunOnly, decideFinish, finishRun, requestedReasonSuffix } from './finish-run.js';
+import {
+  checkCompensated,
+  closesRunOnly,
+  decideFinish,
+  finishRun,
+  requestedReasonSuffix,
+} from './finish-run.js';
 import { reconcileStep } from './reconcile-step.js';
 import { runCompensation } from './run-compensation.js';
 import type { UnwindDeps } from './unwind-deps.js';
@@ -32,9 +42,15 @@ const UNRESOLVED = new Set<StepStatus>([StepStatus.INTENDED, StepStatus.UNKNOWN]
  * 1. every INTENDED or UNKNOWN step is reconciled (`reconcileStep`); compensations wait until all are;
  * 2. each step gets its compensation row once (pending or skipped, `planCompensations`);
  * 3. attempts whose lease ran out (their compensator died) become unknown: looked up by key, not resent;
- * 4. the compensations free to run (`planUnwind`) run, up to COMPENSATOR_PARALLELISM at once;
+ * 4. the compensations free to run (`planUnwind`) run, up to COMPENSATOR_PARALLELISM at once, unless the
+ *    run's authority has lapsed (`policy.authorityTtlMs`): then nothing is sent and the run waits for a
+ *    renewal (`awaitRenewal`); a compensation the run policy wants a person for is held with its approval
+ *    (`checkApproval`), and the rest goes on around it;
  * 5. when nothing can move any more, `decideFinish` decides the terminal status and `finishRun` (or, with
  *    nothing but the run's move to write, `finishRunsBatch`) writes it.
+ *
+ * A run that waits only for people (a held compensation, a renewal) ends its slice at once: the decision
+ * wakes the compensators (NOTIFY), and the sweep brings it back meanwhile.
  *
  * The reads and the common writes go through this process's statement groups (`unwind-groups.ts`), shared
  * with the other runs being unwound at the same moment; each is still a compare-and-set on what this
@@ -70,12 +86,20 @@ export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): P
 
     const plan = planUnwind(state.steps, state.comps, state.dbNow);
     if (plan.settled) return finishUnwind(d, state, run.status_reason, log);
+    const policy = recoveryPolicyOf(run.policy);
     if (plan.ready.length) {
+      // Judged on the database's clock, read with the rows; checked again under the run's lock.
+      if (authorityLapsed(policy, run.authority_at, state.dbNow)) {
+        const wait = await awaitRenewal(d, state, policy, unwindReason, log);
+        if (wait === 'waiting') return 'unfinished';
+        if (wait === 'not-compensating') return 'not-compensating';
+      }
       await mapBounded(plan.ready, d.config.COMPENSATOR_PARALLELISM, (c) =>
-        runCompensation(d, c, state.steps, unwindReason),
+        runCompensation(d, c, state.steps, unwindReason, policy),
       );
       continue;
     }
+    if (plan.awaitingPeople && plan.nextDueAt === null) return 'unfinished';
     if (!(await pause(d, until, plan.nextDueAt, state.dbNow))) return 'unfinished';
   }
 }
@@ -110,8 +134,11 @@ async function finishUnwind(
   log: Logger,
 ): Promise<DriveResult> {
   const decision = decideFinish(state.steps, state.comps);
+  // A bound run's COMPENSATED waits on its invariant, checked here, before any transaction.
+  const bound = (state.run?.definition_name ?? null) !== null;
+  const check = await checkCompensated(d.db, decision, bound, d.invariants);
   let done: RunRow | null = null;
-  if (closesRunOnly(decision))
+  if (closesRunOnly(decision, check))
     done = await d.groups.finish.submit({
       runId: decision.runId,
       to: decision.to,
@@ -119,8 +146,12 @@ async function finishUnwind(
       seenReason,
     });
   try {
-    done ??= await d.db.transaction().execute((trx) => finishRun(trx, decision));
+    done ??= await d.db.transaction().execute((trx) => finishRun(trx, decision, check));
   } catch (err) {
+    if (err instanceof InvariantUnverifiedError) {
+      log.warn({ why: err.why }, 'unwind settled; its invariant is not verified yet: checked again later');
+      return 'unfinished';
+    }
     if (!(err instanceof InvalidRunTransitionError)) throw err;
     return 'finished';
   }

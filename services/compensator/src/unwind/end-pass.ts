@@ -1,6 +1,8 @@
 import {
   CompensationStatus,
+  holdCompensation,
   InvalidTransitionError,
+  readDbNow,
   transitionCompensation,
   type CompensationRow,
   type CompensationTransition,
@@ -10,6 +12,7 @@ import {
   unhandled,
   type CompensationPass,
   type Ended,
+  type HoldForApproval,
   type LookupEvents,
   type RecheckLater,
 } from './compensation-pass.js';
@@ -22,7 +25,9 @@ import type { UnwindDeps } from './unwind-deps.js';
  * - `done-already` → compensated, with the evidence and what the lookup found;
  * - `recheck-later` → no move: only the row's due time, so no event;
  * - `give-up` → failed for good, the lease and the due time cleared, the reason (and the error, when
- *   there is one) on the row: the run will end MANUAL_INTERVENTION with a case.
+ *   there is one) on the row: the run will end MANUAL_INTERVENTION with a case;
+ * - `hold-for-approval` → awaiting_approval with its `compensation` approval (`holdCompensation`), which
+ *   expires APPROVAL_TTL_MS from now by the database's clock; nothing sent.
  *
  * Each is one row in its own transaction (`transitionCompensation`), guarded by the status and attempt
  * count the pass read; a row moved meanwhile is logged and left alone.
@@ -64,6 +69,8 @@ export async function endPass(d: UnwindDeps, pass: CompensationPass, e: Ended): 
       if (moved) countOutcome(d, tool, end.outcome, true);
       return;
     }
+    case 'hold-for-approval':
+      return hold(d, pass, end);
     default:
       return unhandled(end, 'pass end');
   }
@@ -123,4 +130,34 @@ async function postpone(d: UnwindDeps, pass: CompensationPass, r: RecheckLater):
     { runId: comp.run_id, stepIdx: comp.step_idx, ...when, why: r.why },
     'compensation re-check scheduled',
   );
+}
+
+/**
+ * Holds the compensation for a person (`holdCompensation`: the approval and the move to awaiting_approval
+ * commit together, guarded by the status and attempt count this pass read). The deadline is APPROVAL_TTL_MS
+ * from the database's `now()`, and the evidence says so. A row moved meanwhile is logged and left alone.
+ */
+async function hold(d: UnwindDeps, pass: CompensationPass, h: HoldForApproval): Promise<void> {
+  const { comp } = pass;
+  try {
+    const approval = await d.db.transaction().execute(async (trx) => {
+      const expiresAt = new Date((await readDbNow(trx)).getTime() + d.config.APPROVAL_TTL_MS);
+      return holdCompensation(trx, {
+        tenantId: comp.tenant_id,
+        runId: comp.run_id,
+        command: h.command,
+        seenAttempts: comp.attempts,
+        summary: h.summary,
+        evidence: { ...h.evidence, deadline: expiresAt.toISOString() },
+        expiresAt,
+      });
+    });
+    pass.log.info(
+      { approvalId: approval.id },
+      'compensation held for approval; the rest of the unwind goes on',
+    );
+  } catch (err) {
+    if (!(err instanceof InvalidTransitionError)) throw err;
+    pass.log.info({ to: CompensationStatus.AWAITING_APPROVAL, from: err.from }, MOVED_MEANWHILE);
+  }
 }

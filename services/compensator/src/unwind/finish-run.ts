@@ -1,13 +1,20 @@
 import {
   Audience,
+  checkRunInvariant,
   CompensationStatus,
   CorrectionStatus,
+  gateOnInvariant,
+  InvariantUnverifiedError,
+  lockRunById,
   RunStatus,
   StepStatus,
   openCase,
   transitionRun,
   type CompensationRow,
+  type InvariantCheck,
+  type InvariantChecker,
   type RunRow,
+  type SagaDb,
   type SagaTrx,
   type StepRow,
 } from '@agent-saga/core';
@@ -106,9 +113,30 @@ export function decideFinish(
   return { ...decided, to: RunStatus.COMPENSATED, reason: `every effect undone${openCorrections}` };
 }
 
-/** Whether `finishRunsBatch` may write the decision: nothing to insert beside the run's move. */
-export function closesRunOnly(d: FinishDecision): boolean {
-  return d.cases.length === 0 && d.corrections.length === 0;
+/**
+ * The invariant check of a decision to call the run COMPENSATED, made before the ending transaction and
+ * outside any (the lookups are slow HTTP reads); undefined for the other ends, which claim nothing about
+ * the business state being whole. An unbound run's check is `unbound` and changes nothing.
+ */
+export async function checkCompensated(
+  db: SagaDb,
+  d: FinishDecision,
+  bound: boolean,
+  invariants: InvariantChecker | undefined,
+): Promise<InvariantCheck | undefined> {
+  if (d.to !== RunStatus.COMPENSATED) return undefined;
+  // An unbound run (as this pass read it: a binding never changes) has nothing to check: no read.
+  if (!bound) return { kind: 'unbound' };
+  return checkRunInvariant(db, { runId: d.runId }, RunStatus.COMPENSATED, invariants);
+}
+
+/**
+ * Whether `finishRunsBatch` may write the decision: nothing to insert beside the run's move, and no
+ * invariant to apply under the run's lock (a bound run's COMPENSATED goes through `finishRun`).
+ */
+export function closesRunOnly(d: FinishDecision, check?: InvariantCheck): boolean {
+  const gated = check !== undefined && check.kind !== 'unbound' && check.kind !== 'no_invariant';
+  return d.cases.length === 0 && d.corrections.length === 0 && !gated;
 }
 
 /**
@@ -120,8 +148,9 @@ export function closesRunOnly(d: FinishDecision): boolean {
  * compensator finishing the same run at once changes nothing. A decision with neither cases nor corrections
  * may instead go to `finishRunsBatch`, which writes the same move for many runs in one statement.
  */
-export async function finishRun(trx: SagaTrx, d: FinishDecision): Promise<RunRow> {
+export async function finishRun(trx: SagaTrx, d: FinishDecision, check?: InvariantCheck): Promise<RunRow> {
   const { runId, tenantId } = d;
+  const decided = await applyInvariant(trx, d, check);
   for (const k of d.cases) await openCase(trx, { runId, tenantId, ...k });
   if (d.corrections.length)
     await trx
@@ -145,10 +174,36 @@ export async function finishRun(trx: SagaTrx, d: FinishDecision): Promise<RunRow
     .executeTakeFirst();
   return transitionRun(trx, {
     runId,
-    to: d.to,
+    to: decided.to,
     onlyFrom: [RunStatus.COMPENSATING],
-    reason: `${d.reason}${requestedReasonSuffix(requested?.status_reason ?? null)}`,
+    reason: `${decided.reason}${requestedReasonSuffix(requested?.status_reason ?? null)}`,
   });
+}
+
+/**
+ * COMPENSATED only on a bound run's invariant holding (`gateOnInvariant`, under the run's lock, on the
+ * check made before): it fails → PARTIALLY_COMPENSATED with the clause in the reason and a case (every
+ * compensation returned, yet the real systems are not back to "nothing happened": something is left in
+ * place, by the run or by a person); it could not be checked → {@link InvariantUnverifiedError}, nothing
+ * written, and the run stays COMPENSATING for the next pass to check again (a vendor outage is retried,
+ * never passed over; a run left so for long shows in `saga_stuck_runs`). Other ends pass unchanged.
+ */
+async function applyInvariant(
+  trx: SagaTrx,
+  d: FinishDecision,
+  check: InvariantCheck | undefined,
+): Promise<Pick<FinishDecision, 'to' | 'reason'>> {
+  if (d.to !== RunStatus.COMPENSATED) return d;
+  const run = await lockRunById(trx, d.runId);
+  if (!run) return d;
+  const gate = await gateOnInvariant(trx, run, RunStatus.COMPENSATED, check);
+  if (gate.kind === 'pass') return d;
+  if (gate.kind === 'recheck')
+    throw new InvariantUnverifiedError(d.runId, gate.definition, gate.why, gate.stale);
+  return {
+    to: RunStatus.PARTIALLY_COMPENSATED,
+    reason: `every compensation returned, but the ${gate.reason}`,
+  };
 }
 
 /** ` (unwind requested: …)`: how the reason the unwind was asked for ends the terminal reason. */

@@ -1,6 +1,7 @@
-import type { CompensationRow, StepRow } from '@agent-saga/core';
+import type { CompensationRow, RecoveryPolicy, StepRow } from '@agent-saga/core';
 import { attemptCompensation } from './attempt-compensation.js';
 import { buildCommand } from './build-command.js';
+import { checkApproval } from './check-approval.js';
 import { checkBudget } from './check-budget.js';
 import { checkTarget } from './check-target.js';
 import type { CompensationPass } from './compensation-pass.js';
@@ -26,6 +27,9 @@ import type { UnwindDeps } from './unwind-deps.js';
  *    MANUAL_INTERVENTION); unreadable → wait, like an unknown outcome.
  * 4. `buildCommand`: the stored command, its `ref(key)` placeholders resolved to the external refs of the
  *    run's CONFIRMED steps, parsed by the tool's schema. A command that cannot be made: give up.
+ * 4½. `checkApproval`: the run policy may want a person first (money above `approveMoneyAbove`, a
+ *    deletion under `approveDeletions`): the compensation is held with its approval, nothing sent; once
+ *    approved it goes on, its command checked against the approved hash.
  * 5. `attemptCompensation`: the intent (→ running with a lease and the attempt counted, committed BEFORE
  *    the call, with the lookup events of stage 1), then the call with the compensation key.
  * 6. `recordPass`: the attempt's outcome under its lease (compensated; failed: refused, retried with the
@@ -53,14 +57,15 @@ export async function runCompensation(
   comp: CompensationRow,
   steps: readonly StepRow[],
   unwindReason: string | null,
+  policy: RecoveryPolicy = {},
 ): Promise<void> {
   const log = d.logger.child({ runId: comp.run_id, stepIdx: comp.step_idx, key: comp.idempotency_key });
-  const pass: CompensationPass = { comp, steps, unwindReason, log };
+  const pass: CompensationPass = { comp, steps, unwindReason, policy, log };
   const tool = findTool(d, pass);
   const looked = await lookFirst(d, pass, tool);
   const budgeted = checkBudget(d, pass, looked);
   const checked = await checkTarget(d, pass, budgeted);
-  const command = buildCommand(pass, checked);
+  const command = await checkApproval(d, pass, buildCommand(pass, checked));
   const attempted = await attemptCompensation(d, pass, command);
   await recordPass(d, pass, attempted);
 }

@@ -1,4 +1,4 @@
-import type { CrashPoint, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
+import type { CrashPoint, InvariantChecker, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
 import type { CompensatorConfig } from '../config.js';
 import type { CompensatorMetrics } from '../metrics/compensator-metrics.js';
 import type { UnwindGroups } from './unwind-groups.js';
@@ -17,6 +17,8 @@ export interface UnwindDeps {
   readonly logger: Logger;
   /** Fires when the process gives up draining: running compensations stop and record unknown. */
   readonly shutdownSignal: AbortSignal;
+  /** Checks a bound run's invariant before it is called COMPENSATED (absent: such a run is not ended). */
+  readonly invariants?: InvariantChecker;
   /** Counters of this process (absent in a process without a metrics endpoint). */
   readonly metrics?: CompensatorMetrics;
 }

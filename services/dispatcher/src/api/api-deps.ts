@@ -1,5 +1,12 @@
 import type { Queue } from 'bullmq';
-import type { ExecuteJob, Logger, SagaDb, SagaRegistry, ToolRegistry } from '@agent-saga/core';
+import type {
+  ExecuteJob,
+  Logger,
+  SagaDb,
+  SagaRegistry,
+  ToolModuleLookups,
+  ToolRegistry,
+} from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 
 /** What the API is built from, passed explicitly (no module state, nothing read from the environment). */
@@ -10,6 +17,8 @@ export interface ApiDeps {
   readonly registry: ToolRegistry;
   /** The tool module's saga definitions (`loadToolModule`), listed by `GET /v1/definitions`; none if absent. */
   readonly definitions?: SagaRegistry;
+  /** The tool module's `lookups`: the reads a bound run's invariant is checked with before it completes. */
+  readonly lookups?: ToolModuleLookups;
   /** The execute queue, for the fast path and the readiness check. */
   readonly queue: Queue<ExecuteJob>;
   readonly config: Readonly<DispatcherConfig>;

@@ -60,7 +60,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     db: { ...sagaDbOptions(deps.config, 'api-listen', 1), schema: deps.schema },
     logger: deps.logger,
   });
-  const metrics = createApiMetrics(deps.db);
+  const metrics = createApiMetrics(deps.db, deps.definitions?.list().map((d) => d.name) ?? []);
   app.addHook('onReady', () => waiter.start());
   // On close: waiting calls answer at once, and every answer from now on closes its connection. Without
   // that, a keep-alive connection whose request was in flight when close began stays open until its

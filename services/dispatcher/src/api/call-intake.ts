@@ -1,6 +1,12 @@
 import { sql } from 'kysely';
 import {
   appendStepEvent,
+  bindCall,
+  definitionRepeats,
+  checkAttempts,
+  checkDeadline,
+  readRunUsage,
+  SagaError,
   DuplicateOperationError,
   earlierOperationSql,
   executeDispatch,
@@ -23,6 +29,8 @@ import {
   StepStatus,
   StepUnresolvedError,
   type AnyTool,
+  type CallBinding,
+  type CallDecision,
   type EarlierOperation,
   type ExecuteDispatch,
   type IntentPlan,
@@ -30,6 +38,7 @@ import {
   type OperationIdentity,
   type RunRow,
   type Logger,
+  type SagaRegistry,
   type SagaTrx,
   type StepRow,
   type ToolRegistry,
@@ -50,7 +59,11 @@ export interface IntakeRequest {
   readonly stepIdx: number | undefined;
   /** Earlier steps a new step depends on (unwind order); undefined: every earlier step. */
   readonly dependsOn?: readonly number[] | undefined;
+  /** The model's decision behind the call: on the intake event of a new step, the RETRY_CALL of a retry. */
+  readonly decision?: CallDecision | undefined;
   readonly registry: ToolRegistry;
+  /** The tool module's saga definitions: the calls of a bound run are matched against its own. */
+  readonly definitions?: SagaRegistry | undefined;
   readonly schema: string;
   readonly log: Logger;
   /**
@@ -117,7 +130,7 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
       if (run.pivot_idx !== null) throw new PivotStagedError(req.runId, null);
       return newStep(trx, req, run, resolution.stepIdx, target.duplicateOf);
     case 'retry':
-      return retryStep(trx, req, existing!);
+      return retryStep(trx, req, run, existing!);
     case 'deliver-and-refuse': {
       await markOutcomeDelivered(trx, req.runId, resolution.stepIdx);
       return {
@@ -147,16 +160,27 @@ async function newStep(
   const later = req.dependsOn?.find((d) => d >= stepIdx);
   if (later !== undefined)
     throw new BadRequestError('dependsOn', `dependsOn: step ${later} is not earlier than step ${stepIdx}`);
-  if (duplicateOf) throw refuseDuplicate(req, stepIdx, duplicateOf);
-  const plan = planOf(req, stepIdx);
+  // A replanned duplicate is refused unless the tool, or the bound run's definition step, is repeatable.
+  if (duplicateOf && !definitionRepeats(req.definitions, run, req.tool))
+    throw refuseDuplicate(req, stepIdx, duplicateOf);
+  const binding = run.governed ? await bindGoverned(trx, req, run) : UNGOVERNED;
+  const planned = planOf(req, stepIdx);
+  // A call held for its money alone is held as an irreversible one is (kind `step`), with the reason.
+  const plan: IntentPlan =
+    binding.hold && planned.status === StepStatus.INTENDED
+      ? { ...planned, status: StepStatus.AWAITING_APPROVAL, holdReason: binding.hold.reason }
+      : planned;
   let approvalId: string | null = null;
   if (plan.status === StepStatus.AWAITING_APPROVAL) {
-    if (run.policy.requirePivot) throw new PivotRequiredError(req.tool.name, plan.holdReason ?? 'held');
-    approvalId = (await holdForApproval(trx, req, stepIdx, plan)).id;
+    // requirePivot refuses what the tool itself needs a person for; a money hold is this run's own rule.
+    if (run.policy.requirePivot && planned.status === StepStatus.AWAITING_APPROVAL)
+      throw new PivotRequiredError(req.tool.name, plan.holdReason ?? 'held');
+    approvalId = (await holdForApproval(trx, req, stepIdx, plan, binding.hold)).id;
   }
   const row = await recordIntent(trx, {
     ...intentOf(req, stepIdx, plan),
     approvalId,
+    stepId: binding.stepId,
     status: plan.status,
     schema: req.schema,
     notifyRelay: !req.fastPath,
@@ -166,6 +190,30 @@ async function newStep(
   // The job the outbox row holds, built from the same values rather than read back.
   const dispatch = row.status === StepStatus.INTENDED ? executeDispatch(row, 1) : null;
   return { kind: 'step', step: row, replayed: false, dispatch, delivered: false };
+}
+
+const UNGOVERNED: CallBinding = { stepId: null, hold: null };
+
+/**
+ * The rules of a governed run for a new step (core's `bindCall`: definition, plan, budget, money approval),
+ * on what the run has used, read under the run lock. A refusal is logged (nothing is written for it).
+ */
+async function bindGoverned(trx: SagaTrx, req: IntakeRequest, run: RunRow): Promise<CallBinding> {
+  const usage = await readRunUsage(trx, req.runId);
+  try {
+    return bindCall({
+      run,
+      tool: req.tool,
+      args: req.args,
+      definitions: req.definitions,
+      registry: req.registry,
+      usage,
+    });
+  } catch (err) {
+    if (err instanceof SagaError && err.httpStatus !== 500)
+      req.log.warn({ runId: req.runId, tool: req.tool.name, code: err.code }, 'call refused by the run');
+    throw err;
+  }
 }
 
 /**
@@ -221,6 +269,7 @@ export function intentOf(req: IntakeRequest, stepIdx: number, plan: IntentPlan):
     correction: plan.correction,
     audience: plan.audience,
     dependsOn: storedDependsOn(req.dependsOn),
+    decision: req.decision ?? null,
     operation: operationIdentity(req.tool, req.args),
   };
 }
@@ -250,19 +299,37 @@ export function logIntended(req: IntakeRequest, stepIdx: number, plan: IntentPla
  * A retry of an existing step. The model's new arguments never go downstream: an identity change is
  * refused, anything else is recorded (RETRY_CALL) and answered with the step's own outcome.
  */
-async function retryStep(trx: SagaTrx, req: IntakeRequest, step: ExistingStep): Promise<IntakeOutcome> {
+async function retryStep(
+  trx: SagaTrx,
+  req: IntakeRequest,
+  run: RunRow,
+  step: ExistingStep,
+): Promise<IntakeOutcome> {
   const diff = diffRetryArgs(req.tool, step.args, req.args);
   if (diff.identityFields.length > 0)
     throw new IdempotencyMismatchError(
       step.step_idx,
       diff.identityFields.map((f) => `args.${f}`),
     );
+  // A retry that would send again (a re-dispatch) is one more attempt of a governed run: held to its
+  // deadline and maxAttempts before anything is written. Other retries send nothing; their RETRY_CALL
+  // counts against maxAttempts later (core's `checkAttempts`).
+  if (run.governed && step.status === StepStatus.NOT_EXECUTED) {
+    const usage = await readRunUsage(trx, req.runId);
+    checkDeadline(run.deadline_at, usage);
+    checkAttempts(run.budget, usage);
+  }
   await appendStepEvent(trx, {
     runId: step.run_id,
     stepIdx: step.step_idx,
     kind: StepEventKind.RETRY_CALL,
     cause: diff.reworded ? 'retry with reworded arguments' : 'retry',
-    detail: { args: req.args, reworded: diff.reworded, status: step.status },
+    detail: {
+      args: req.args,
+      reworded: diff.reworded,
+      status: step.status,
+      ...(req.decision ? { decision: req.decision } : {}),
+    },
   });
   const log = req.log.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key });
   log.info({ status: step.status, reworded: diff.reworded }, 'retry of a step');
@@ -295,7 +362,8 @@ async function retryStep(trx: SagaTrx, req: IntakeRequest, step: ExistingStep): 
         by: { kind: 'harness', maxRedispatches: req.maxRedispatches },
       });
       // Budget spent: the step is MANUAL_INTERVENTION with a case; the answer says so, nothing is sent.
-      if (redispatch.kind === 'budget-spent')
+      // Authority lapsed (awaiting-renewal): the step stays NOT_EXECUTED until a person renews it.
+      if (redispatch.kind === 'budget-spent' || redispatch.kind === 'awaiting-renewal')
         return { kind: 'step', step: redispatch.row, replayed: true, dispatch: null, delivered: false };
       return {
         kind: 'step',

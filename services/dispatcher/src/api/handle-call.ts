@@ -1,6 +1,8 @@
 import {
   getRun,
   parseArgs,
+  requireDefinition,
+  requireToolInDefinition,
   SETTLED_STEP_STATUSES,
   ToolClass,
   type ExecuteDispatch,
@@ -57,6 +59,8 @@ export async function handleCall(
   const args = parseArgs(tool, body.args);
   if (tool.class === ToolClass.PURE) {
     const run = await getRun(ctx.db, principal.tenantId, runId);
+    // A bound run reads only what its definition allows, too (a pure call leaves no row to refuse later).
+    if (run.definition_name !== null) requireToolInDefinition(requireDefinition(ctx.definitions, run), tool);
     const answer = await runPureTool({
       tool,
       args,
@@ -77,7 +81,9 @@ export async function handleCall(
     args,
     stepIdx: body.stepIdx,
     dependsOn: body.dependsOn,
+    decision: body.decision,
     registry: ctx.registry,
+    definitions: ctx.definitions,
     schema: ctx.schema,
     log,
     fastPath: ctx.config.SAGA_FAST_PATH,

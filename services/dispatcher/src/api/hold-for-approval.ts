@@ -7,6 +7,7 @@ import {
   type AnyTool,
   type ApprovalRow,
   type IntentPlan,
+  type MoneyHold,
   type SagaTrx,
 } from '@agent-saga/core';
 
@@ -25,8 +26,8 @@ export interface HeldCall {
 }
 
 /**
- * The approval of one held step outside a pivot (an irreversible call, or one whose compensation cannot be
- * built), written in the intake transaction before the step row that points to it. It binds the exact
+ * The approval of one held step outside a pivot (an irreversible call, one whose compensation cannot be
+ * built, or one that moves more money than its run's `approveMoneyAbove`: `money`), written in the intake transaction before the step row that points to it. It binds the exact
  * arguments and key that will execute; approving it releases the step, rejecting or letting it expire
  * leaves it REJECTED.
  */
@@ -35,6 +36,7 @@ export async function holdForApproval(
   req: HeldCall,
   stepIdx: number,
   plan: IntentPlan,
+  money: MoneyHold | null = null,
 ): Promise<ApprovalRow> {
   // The deadline on the database's clock, the one the expiry sweep and the decision compare with `now()`.
   const expiresAt = new Date((await readDbNow(trx)).getTime() + req.approvalTtlMs);
@@ -57,12 +59,27 @@ export async function holdForApproval(
       resource: resourceOf(req.args),
       audience: plan.audience,
       staged: [],
-      residualRisk:
-        plan.holdReason === 'irreversible tool'
-          ? `${req.tool.name} cannot be undone once sent; only a correction can follow it`
-          : `${req.tool.name} has no compensation for these arguments; it cannot be undone automatically`,
+      ...(money
+        ? {
+            reason: money.reason,
+            money: { currency: money.currency, amount: money.amount, limit: money.limit },
+          }
+        : {}),
+      residualRisk: residualRiskOf(req.tool, plan, money),
       deadline: expiresAt.toISOString(),
     },
     expiresAt,
   });
+}
+
+/** What may still go wrong once the held call is approved and sent, in the approver's words. */
+function residualRiskOf(tool: AnyTool, plan: IntentPlan, money: MoneyHold | null): string {
+  if (plan.holdReason === 'irreversible tool')
+    return `${tool.name} cannot be undone once sent; only a correction can follow it`;
+  if (money)
+    return (
+      `${tool.name} moves ${money.amount} ${money.currency} once sent; an unwind compensates it, but the ` +
+      'money has moved in the meantime'
+    );
+  return `${tool.name} has no compensation for these arguments; it cannot be undone automatically`;
 }

@@ -145,6 +145,14 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
           );
           return { step: redispatch.row, replayed: true, dispatch: null };
         }
+        if (redispatch.kind === 'awaiting-renewal') {
+          // The run's authority lapsed: nothing is sent until a person renews it (issue 12).
+          log.info(
+            { approvalId: redispatch.approval.id },
+            'authority lapsed; re-dispatch waits for a renewal',
+          );
+          return { step: redispatch.row, replayed: true, dispatch: null };
+        }
         log.info({ dispatchNo: redispatch.dispatchNo }, 'inline lookup proved absence; step re-dispatched');
         return {
           step: redispatch.row,

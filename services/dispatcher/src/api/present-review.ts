@@ -44,11 +44,31 @@ export function presentApproval(
         },
       ];
     }),
-    evidence: a.evidence,
+    evidence: presentEvidence(a, registry),
     decidedBy: a.decided_by,
     decidedAt: a.decided_at?.toISOString() ?? null,
     comment: a.comment,
     createdAt: a.created_at.toISOString(),
+  };
+}
+
+/**
+ * An approval's evidence as a person reads it: a renewal's recovery plan (its actions' arguments, which a
+ * re-dispatch stores as the step stored them) and a held compensation's intended action have their secret
+ * arguments redacted by their tools, like the steps. The hash stays the hash of what will be sent.
+ */
+function presentEvidence(a: ApprovalRow, registry: ToolRegistry): Record<string, unknown> {
+  const redacted = (x: unknown): unknown => {
+    if (x === null || typeof x !== 'object') return x;
+    const act = x as { tool?: unknown; args?: unknown };
+    const tool = typeof act.tool === 'string' ? registry.get(act.tool) : undefined;
+    return tool && act.args !== undefined ? { ...act, args: redactArgs(tool, act.args) } : x;
+  };
+  const e = a.evidence;
+  return {
+    ...e,
+    ...(Array.isArray(e.recoveryPlan) ? { recoveryPlan: e.recoveryPlan.map(redacted) } : {}),
+    ...(e.action !== undefined ? { action: redacted(e.action) } : {}),
   };
 }
 

@@ -8,7 +8,9 @@ import {
   Decision,
   ReviewStatus,
   RUN_ID,
+  runBudgetSchema,
   RunStatus,
+  sagaPolicySchema,
   StepEventKind,
   StepStatus,
   ToolClass,
@@ -28,28 +30,63 @@ export const runIdParams = z.object({
   runId: z.string().regex(RUN_ID, 'must match [A-Za-z0-9._:-]{1,128}'),
 });
 
+/** Why 200: a plan is one entry per step a person reads and approves; a definition has at most 100 steps. */
+export const MAX_PLAN_ENTRIES = 200;
+
 export const createRunBody = z
   .object({
     runId: z.string().regex(RUN_ID, 'must match [A-Za-z0-9._:-]{1,128}').optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-    policy: z
+    definition: z
       .object({
-        requirePivot: z
-          .boolean()
-          .optional()
-          .describe('Refuse irreversible calls outside a pivot (409 PIVOT_REQUIRED) instead of holding each'),
-        unwindOnFailure: z
-          .boolean()
-          .optional()
-          .describe('Unwind the run by itself when a step before the pivot fails definitively'),
+        name: z.string().min(1).max(100),
+        version: z.number().int().min(1).optional().describe('Default: the highest registered'),
       })
       .strict()
       .optional()
-      .describe("The run's policy, fixed at creation"),
+      .describe('The saga definition the run is bound to (GET /v1/definitions); without it, an unbound run'),
+    goal: z.string().max(2_000).optional().describe('What the run is for, in words'),
+    actor: z.string().max(200).optional().describe('Who asked for the run'),
+    plan: z
+      .array(
+        z
+          .object({
+            step: z.string().min(1).max(64).describe('A step id of the definition'),
+            args: z.record(z.string(), z.unknown()).describe("Arguments, checked against the step's tool"),
+          })
+          .strict(),
+      )
+      .max(MAX_PLAN_ENTRIES)
+      .optional()
+      .describe('The plan as a model proposes it, checked against the definition (400 PLAN_INVALID)'),
+    budget: runBudgetSchema
+      .optional()
+      .describe("The run's budget, over the definition's defaults (409 BUDGET_EXCEEDED past it)"),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    policy: sagaPolicySchema
+      .optional()
+      .describe("The run's policy, fixed at creation, over the definition's defaults"),
   })
   .optional();
+export type CreateRunBody = z.infer<typeof createRunBody>;
 
 export const runCreated = z.object({ runId: z.string(), status: z.enum(valuesOf(RunStatus)) });
+
+/**
+ * Why 200: a model id, a prompt version, a turn id or a pointer to stored reasoning fits easily; the
+ * reasoning itself does not belong in the journal (it may hold personal data), only a reference to it.
+ */
+const DECISION_FIELD_MAX = 200;
+const decisionField = z.string().min(1).max(DECISION_FIELD_MAX);
+
+/** The model's decision behind a call (core's `CallDecision`); an unknown field is refused, named. */
+export const callDecision = z.strictObject({
+  model: decisionField.optional().describe('The model that chose the call'),
+  promptVersion: decisionField.optional().describe('The version of the prompt it ran under'),
+  turnId: decisionField.optional().describe("The agent's turn that produced the call"),
+  reasoningRef: decisionField
+    .optional()
+    .describe("A reference to the model's stored reasoning, not the text"),
+});
 
 export const callBody = z.object({
   tool: z.string().min(1).describe('Name of a registered tool'),
@@ -74,6 +111,9 @@ export const callBody = z.object({
     .describe(
       'Earlier steps this one depends on (undone after it on unwind); default: every earlier step of the run',
     ),
+  decision: callDecision
+    .optional()
+    .describe("The model's decision behind this call, kept on the step's intake or retry event"),
 });
 export type CallBody = z.infer<typeof callBody>;
 
@@ -121,6 +161,15 @@ export const stepView = z.object({
   outcomeDelivered: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  stepId: z
+    .string()
+    .nullable()
+    .describe('The definition step the call was matched to, on a run bound to a definition; else null'),
+  decision: callDecision
+    .nullable()
+    .describe(
+      "The model's decision behind the step's latest call (intake or retry); null when none was sent",
+    ),
 });
 export type StepView = z.infer<typeof stepView>;
 
@@ -193,7 +242,24 @@ export const runView = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   steps: z.array(stepView),
-  policy: z.object({ requirePivot: z.boolean().optional(), unwindOnFailure: z.boolean().optional() }),
+  policy: sagaPolicySchema,
+  definition: z
+    .object({ name: z.string(), version: z.number().int() })
+    .nullable()
+    .describe('The saga definition the run is bound to; null for an unbound run'),
+  goal: z.string().nullable(),
+  actor: z.string().nullable(),
+  plan: z
+    .array(z.object({ step: z.string(), args: z.unknown() }))
+    .nullable()
+    .describe('The validated plan; secret arguments redacted'),
+  planHash: z.string().nullable().describe("sha256 of the plan's canonical JSON"),
+  budget: z.object({
+    maxSteps: z.number().int().optional(),
+    maxAmount: z.record(z.string(), z.number().int()).optional(),
+    deadline: z.string().optional().describe('ISO time after which the run takes no calls'),
+    maxAttempts: z.number().int().optional(),
+  }),
   pivotIdx: z.number().int().nullable().describe('First commit step of the pending or approved pivot'),
   irreversibleBeforePivot: z.number().int().describe('Irreversible steps released before any pivot'),
   approvals: z.array(approvalView),

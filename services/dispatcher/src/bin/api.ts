@@ -14,7 +14,7 @@ await runRole({
   loadConfig: loadDispatcherConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db }) {
-    const { tools: registry, definitions } = await loadToolModule(config.SAGA_TOOLS);
+    const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     // A producer connection: while Redis is down the fast path fails at once and the relay takes over.
     const queue = createExecuteQueue(
       bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
@@ -26,6 +26,7 @@ await runRole({
       schema: config.SAGA_DB_SCHEMA,
       registry,
       definitions,
+      lookups,
       queue,
       config,
       logger,

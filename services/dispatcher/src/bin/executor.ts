@@ -22,7 +22,7 @@ await runRole({
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db }) {
     // The module's saga definitions are checked here too, so every role refuses the same bad module.
-    const { tools: registry } = await loadToolModule(config.SAGA_TOOLS);
+    const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     const metrics = createWorkerMetrics(
       'executor',
       config.SAGA_LOG_GAUGES ? { db, cacheMs: config.SAGA_LOG_GAUGES_CACHE_MS, logger } : undefined,
@@ -36,6 +36,8 @@ await runRole({
       crash: createCrashPoints(config.SAGA_CRASH_POINTS),
       logger,
       metrics,
+      // A bound run's pivot ends only once its invariant holds against the real systems.
+      invariants: { definitions, lookups, logger },
     });
     executor.start();
     // Only for /readyz: a fail-fast connection to check Redis through (the worker's own connections wait).

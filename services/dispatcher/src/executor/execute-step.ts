@@ -16,6 +16,7 @@ import {
   StepStatus,
   type AnyTool,
   type ExecuteJob,
+  type InvariantChecker,
   type RunStatus,
   type Logger,
   type RecordOutcomeResult,
@@ -38,6 +39,11 @@ export interface ExecuteStepDeps {
   readonly crash: (point: CrashPoint) => void;
   readonly logger: Logger;
   readonly metrics?: WorkerMetrics;
+  /**
+   * Checks a bound run's invariant when its last commit step settles, so the pivot's end need not wait for
+   * the reconciler's sweep (absent: the run waits `verifying` for the sweep).
+   */
+  readonly invariants?: InvariantChecker;
   /** Fires when the executor gives up draining: running calls stop and record UNKNOWN. */
   readonly shutdownSignal: AbortSignal;
   /**
@@ -227,7 +233,7 @@ async function runClaimed(
   // A settled commit step releases the next one; a definitive failure may unwind the run (its policy). A
   // crash before this line only delays it: the reconciler's sweep follows every such run up.
   if (recorded.kind !== 'dropped' && (row.approval_id !== null || outcome.status === StepStatus.FAILED))
-    await followUpRun(d.db, row.run_id, d.config.SAGA_DB_SCHEMA).catch((err: unknown) =>
+    await followUpRun(d.db, row.run_id, d.config.SAGA_DB_SCHEMA, d.invariants).catch((err: unknown) =>
       logger.error({ err }, 'follow-up of the run failed; the reconciler sweep will retry it'),
     );
   return { outcome: outcome.status, recorded };

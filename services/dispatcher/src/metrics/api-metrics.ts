@@ -1,6 +1,11 @@
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { registerSagaLogGauges, SagaLogGaugeGroup, type SagaDb } from '@agent-saga/core';
+import {
+  registerDefinitionGauges,
+  registerSagaLogGauges,
+  SagaLogGaugeGroup,
+  type SagaDb,
+} from '@agent-saga/core';
 
 /** The Prometheus metrics of the API process, on a registry of its own (several apps may share a process). */
 export interface ApiMetrics {
@@ -17,8 +22,14 @@ export interface ApiMetrics {
  * one definition for every role) and the age of the oldest unpublished outbox message (how far the relay
  * and the fast path are behind). Both read partial indexes on unsettled rows, so every API replica may run
  * them; the heavier saga-log gauges come from the role configured with SAGA_LOG_GAUGES (the reconciler).
+ *
+ * The gauges by saga definition (`registerDefinitionGauges`: runs by status, unwinds, manual
+ * interventions, unknown steps and invariant violations, label `definition`) live here because the API is
+ * the role that knows the registered definitions, the only names the label takes (`definitions`; `none`
+ * for unbound runs). They read counters and partial indexes, never the log's history, so every replica may
+ * run them.
  */
-export function createApiMetrics(db: SagaDb): ApiMetrics {
+export function createApiMetrics(db: SagaDb, definitions: readonly string[] = []): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const calls = new Counter({
@@ -36,6 +47,7 @@ export function createApiMetrics(db: SagaDb): ApiMetrics {
     registers: [registry],
   });
   registerSagaLogGauges(registry, db, { groups: [SagaLogGaugeGroup.UNKNOWN_STEPS] });
+  registerDefinitionGauges(registry, db, { definitions: [...new Set(definitions)] });
   new Gauge({
     name: 'saga_outbox_lag_seconds',
     help: 'Age of the oldest unpublished outbox message (0 when none)',

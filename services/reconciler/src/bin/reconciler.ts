@@ -16,7 +16,7 @@ await runRole({
   poolSize: (config) => config.DB_POOL_SIZE,
   async start({ config, logger, db }) {
     // The module's saga definitions are checked here too, so every role refuses the same bad module.
-    const { tools: registry } = await loadToolModule(config.SAGA_TOOLS);
+    const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     // The worker waits for Redis through an outage; the queue (schedulers, readiness) fails fast.
     const queue = createReconcileQueue(
       bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
@@ -38,7 +38,17 @@ await runRole({
       logger,
     });
     const connection = bullmqWorkerConnection(config.REDIS_URL);
-    const reconciler = createReconcilerWorker({ db, registry, config, connection, logger, metrics });
+    // The pivot's end of a bound run waits on its invariant, which this role checks (it reads the vendors).
+    const invariants = { definitions, lookups, logger };
+    const reconciler = createReconcilerWorker({
+      db,
+      registry,
+      invariants,
+      config,
+      connection,
+      logger,
+      metrics,
+    });
     reconciler.start();
     return {
       async stopWork() {

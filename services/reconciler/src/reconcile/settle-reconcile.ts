@@ -73,7 +73,9 @@ export const DUPLICATE_EFFECT_CAUSE = 'duplicate-effect incident: several effect
  * inline lookup settled it, a re-dispatch ran) the observations are kept as events and nothing else moves.
  *
  * - found → CONFIRMED with the external ref and result (several effects: an incident event too);
- * - absent → NOT_EXECUTED, then, for a RUNNING run, re-dispatched with the same key and stored arguments;
+ * - absent → NOT_EXECUTED, then, for a RUNNING run, re-dispatched with the same key and stored arguments
+ *   (unless the run's authority lapsed: then it stays NOT_EXECUTED and waits for a renewal, see
+ *   `redispatchStep`);
  * - too-early → stays (or, from a lapsed INTENDED, becomes) UNKNOWN until the lag has passed;
  * - lookup-error → UNKNOWN with backoff and jitter; past the budget or the age limit, MANUAL_INTERVENTION
  *   carrying every lookup of the step as evidence.
@@ -182,6 +184,12 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
             outcome: ReconcileOutcome.MANUAL_INTERVENTION,
             status: StepStatus.MANUAL_INTERVENTION,
             reason: `re-dispatch budget spent: sent again ${r.redispatches} times, never reached the system`,
+          };
+        if (r.kind === 'awaiting-renewal')
+          return {
+            outcome: ReconcileOutcome.NOT_EXECUTED,
+            status: StepStatus.NOT_EXECUTED,
+            reason: `the run's authority lapsed: not sent again before renewal ${r.approval.id} is approved`,
           };
         return {
           outcome: ReconcileOutcome.NOT_EXECUTED,

@@ -6,8 +6,10 @@ import {
   createRunningWork,
   expireDueApprovals,
   followUpRun,
+  type InvariantChecker,
   republishUnclaimedIntents,
   settleStaleCorrectionSends,
+  stopOverdueRuns,
   sweepRunFollowUps,
   type Logger,
   type SagaDb,
@@ -43,6 +45,8 @@ export type ReconcilerWorkerConfig = Pick<
 export interface ReconcilerWorkerDeps {
   readonly db: SagaDb;
   readonly registry: ToolRegistry;
+  /** Checks a bound run's invariant before its pivot's end completes it (absent: such a run waits). */
+  readonly invariants?: InvariantChecker;
   readonly config: ReconcilerWorkerConfig;
   readonly connection: ConnectionOptions;
   readonly logger: Logger;
@@ -188,7 +192,7 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
     try {
       await reconcileStep(stepDeps, row);
       // A settled commit step releases the next one; a failure may unwind its run (run policy).
-      await followUpRun(d.db, row.run_id, config.SAGA_DB_SCHEMA);
+      await followUpRun(d.db, row.run_id, config.SAGA_DB_SCHEMA, d.invariants);
     } catch (err) {
       log.error(
         { err, runId: row.run_id, stepIdx: row.step_idx },
@@ -221,7 +225,11 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       // run unwinds, releasing its holds), and runs whose follow-up a dead process missed move on.
       const expired = await expireDueApprovals(d.db, config.SAGA_DB_SCHEMA);
       if (expired.length) log.info({ approvals: expired }, 'approvals expired');
-      await sweepRunFollowUps(d.db, config.SAGA_DB_SCHEMA);
+      // Runs past their deadline stop: they unwind (policy unwindOnFailure) or go to a person. One index
+      // read (`runs_deadline`, open runs with a deadline only) when none is due.
+      const overdue = await stopOverdueRuns(d.db, config.SAGA_DB_SCHEMA);
+      if (overdue.length) log.info({ runs: overdue }, 'runs past their deadline stopped');
+      await sweepRunFollowUps(d.db, config.SAGA_DB_SCHEMA, undefined, d.invariants);
       // Correction sends whose sender died (or whose outcome is unknown) are settled by the email lookup by
       // key; a failure here must not fail the sweep of steps, so it is logged and retried next sweep.
       await settleStaleCorrectionSends(d.db, d.registry, { recheckMs: config.LOOKUP_RECHECK_MS, log }).then(
@@ -241,7 +249,7 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       const [row] = await claimReconcilableSteps(d.db, { owner: reconcilerId, leaseMs, limit: 1, key });
       if (!row) return { kind: 'step', outcome: 'not-due' };
       const outcome = (await reconcileStep(stepDeps, row)).outcome;
-      await followUpRun(d.db, row.run_id, config.SAGA_DB_SCHEMA);
+      await followUpRun(d.db, row.run_id, config.SAGA_DB_SCHEMA, d.invariants);
       return { kind: 'step', outcome };
     } finally {
       release();

@@ -11,6 +11,8 @@ import * as m0010 from './0010_hot_path_indexes.js';
 import * as m0011 from './0011_align_edited_migrations.js';
 import * as m0012 from './0012_step_key_without_index.js';
 import * as m0013 from './0013_bound_runs.js';
+import * as m0014 from './0014_recovery_approvals.js';
+import * as m0015 from './0015_definition_metrics.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -31,6 +33,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0011_align_edited_migrations': m0011,
   '0012_step_key_without_index': m0012,
   '0013_bound_runs': m0013,
+  '0014_recovery_approvals': m0014,
+  '0015_definition_metrics': m0015,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

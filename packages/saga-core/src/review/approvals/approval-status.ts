@@ -1,8 +1,23 @@
 // A status is defined once, here; the transition tables and HTTP schemas derive from it. Migrations spell
 // their own lists as they stood (a new value needs a new migration); migrate.test.ts checks the two agree.
 
-/** What a human approval covers: a whole pivot proposal, or one held step outside a pivot. */
-export const ApprovalKind = { PIVOT: 'pivot', STEP: 'step' } as const;
+/**
+ * What a human approval covers:
+ * - `pivot`: a whole pivot proposal (its commit steps);
+ * - `step`: one held forward step outside a pivot;
+ * - `compensation`: one compensation of an unwind held before its send, because it moves money above the
+ *   run policy's `approveMoneyAbove` or deletes under `approveDeletions` (migration 0014); `steps` names
+ *   the forward step it undoes;
+ * - `renewal`: the run's authority lapsed (`policy.authorityTtlMs`) and recovery (the compensations, or the
+ *   re-dispatch of a step proven not executed) waits for a person to renew it; `steps` names the steps
+ *   the recovery plan acts on, and the hash binds the plan in its order. At most one pending per run.
+ */
+export const ApprovalKind = {
+  PIVOT: 'pivot',
+  STEP: 'step',
+  COMPENSATION: 'compensation',
+  RENEWAL: 'renewal',
+} as const;
 export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
 
 /**

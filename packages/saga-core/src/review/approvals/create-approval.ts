@@ -14,6 +14,11 @@ export interface NewApproval {
   /** What the approver needs to decide: the action, the resource, its audience, what is staged, the risk. */
   readonly evidence: Record<string, unknown>;
   readonly expiresAt: Date;
+  /**
+   * The hash the decision must carry, when it is not `proposalHash` of `steps`: a renewal binds its
+   * recovery plan in its order (`recoveryPlanHash`). Default: `proposalHash(runId, steps)`.
+   */
+  readonly hash?: string;
 }
 
 /**
@@ -29,7 +34,7 @@ export async function createApproval(trx: SagaTrx, a: NewApproval): Promise<Appr
       run_id: a.runId,
       kind: a.kind,
       status: ApprovalStatus.PENDING,
-      hash: proposalHash(a.runId, a.steps),
+      hash: a.hash ?? proposalHash(a.runId, a.steps),
       steps: a.steps.map((s) => s.stepIdx),
       summary: a.summary,
       evidence: JSON.stringify(a.evidence),

@@ -10,11 +10,21 @@ import {
 import { lockReviewItem } from '../lock-review-item.js';
 import { startUnwind } from '../../compensations/request-unwind.js';
 import { ApprovalKind, ApprovalStatus } from './approval-status.js';
-import { EXECUTING_RUN_STATUSES, RunStatus } from '../../runs/run-status.js';
+import { EXECUTING_RUN_STATUSES, OPEN_RUN_STATUSES, RunStatus } from '../../runs/run-status.js';
 import { transitionRun } from '../../runs/transition-run.js';
 import { advanceCommit } from '../pivot/advance-commit.js';
 import { releaseHeldStep } from './release-held-step.js';
-import { closeApproval, refuseApprovedSteps, type RefusalStatus } from './settle-approval.js';
+import {
+  approvedStepsIn,
+  closeApproval,
+  refuseApprovedSteps,
+  type RefusalStatus,
+} from './settle-approval.js';
+import { releaseHeldCompensation } from './hold-compensation.js';
+import { wakeCompensators } from '../../compensations/wake-compensators.js';
+import { redispatchStep } from '../../steps/redispatch/redispatch-step.js';
+import { StepStatus } from '../../steps/step-status.js';
+import { stopForPerson } from '../cases/stop-for-person.js';
 
 export const Decision = { APPROVE: 'approve', REJECT: 'reject' } as const;
 export type Decision = (typeof Decision)[keyof typeof Decision];
@@ -42,12 +52,26 @@ export type DecisionResult =
 /**
  * Whether a run still waits for a decision on an approval of this kind: a pivot's run waits in
  * AWAITING_APPROVAL (nothing else releases it); a held step's run must still be going forward
- * (`EXECUTING_RUN_STATUSES`). A COMPENSATING or terminal run waits for nothing: its approvals were
- * withdrawn when it unwound (`startUnwind`), and a decision on one is refused.
+ * (`EXECUTING_RUN_STATUSES`: a COMPENSATING run's forward approvals were withdrawn when it unwound,
+ * `startUnwind`); a held compensation's run is COMPENSATING (its unwind waits for it); a renewal's run is
+ * any open run (its recovery may be a re-dispatch going forward or an unwind). A terminal run waits for
+ * nothing, and a decision on one of its approvals is refused.
  */
 export function runWaitsForApproval(kind: ApprovalKind, runStatus: RunStatus): boolean {
-  if (kind === ApprovalKind.PIVOT) return runStatus === RunStatus.AWAITING_APPROVAL;
-  return (EXECUTING_RUN_STATUSES as readonly RunStatus[]).includes(runStatus);
+  switch (kind) {
+    case ApprovalKind.PIVOT:
+      return runStatus === RunStatus.AWAITING_APPROVAL;
+    case ApprovalKind.STEP:
+      return (EXECUTING_RUN_STATUSES as readonly RunStatus[]).includes(runStatus);
+    case ApprovalKind.COMPENSATION:
+      return runStatus === RunStatus.COMPENSATING;
+    case ApprovalKind.RENEWAL:
+      return OPEN_RUN_STATUSES.includes(runStatus);
+    default: {
+      const never: never = kind;
+      throw new Error(`unhandled approval kind ${String(never)}`);
+    }
+  }
 }
 
 /**
@@ -61,8 +85,11 @@ export function runWaitsForApproval(kind: ApprovalKind, runStatus: RunStatus): b
  * decided (see {@link DecisionResult}).
  *
  * Approving a pivot moves its run AWAITING_APPROVAL → RUNNING and releases the first commit step; the
- * others follow one by one (see `advanceCommit`). Approving a held step releases it. Rejecting refuses
- * every covered step; a rejected pivot unwinds its run.
+ * others follow one by one (see `advanceCommit`). Approving a held step releases it; a held compensation
+ * goes back to the compensator, to be sent once; a renewal lets recovery go on (`resumeRecovery`). Every
+ * approval approved renews the run's authority: `runs.authority_at` moves to the decision time. Rejecting
+ * refuses every covered step (a held compensation is never sent); a rejected pivot unwinds its run, a
+ * rejected renewal stops it for a person (MANUAL_INTERVENTION with a case).
  */
 export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<DecisionResult> {
   const runId = await lockReviewItem(trx, 'approvals', d.approvalId, d.tenantId);
@@ -109,6 +136,7 @@ export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<De
     if (!closed) throw new ApprovalDecidedError(approval.id, 'decided');
     await refuseApprovedSteps(trx, closed, ApprovalStatus.REJECTED, d.actor, d.schema);
     await unwindRefusedPivot(trx, closed, ApprovalStatus.REJECTED, d.actor, d.schema);
+    await stopRefusedRenewal(trx, closed, ApprovalStatus.REJECTED, d.actor, d.schema);
     return { kind: 'decided', approval: closed };
   }
 
@@ -119,26 +147,109 @@ export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<De
     comment: d.comment,
   });
   if (!closed) throw new ApprovalDecidedError(approval.id, 'decided');
-  if (closed.kind === ApprovalKind.PIVOT) {
-    await transitionRun(trx, {
-      runId: closed.run_id,
-      to: RunStatus.RUNNING,
-      onlyFrom: [RunStatus.AWAITING_APPROVAL],
-      reason: `pivot ${closed.id} approved by ${d.actor}; running its commit steps`,
-      actor: d.actor,
-    });
-    await advanceCommit(trx, closed.run_id, d.schema);
-  } else {
-    for (const stepIdx of closed.steps)
-      await releaseHeldStep(trx, {
+  // A person's approval is the run's authority, granted again now (the database's clock).
+  await trx
+    .updateTable('runs')
+    .set({ authority_at: sql<Date>`now()` })
+    .where('run_id', '=', closed.run_id)
+    .execute();
+  switch (closed.kind) {
+    case ApprovalKind.PIVOT:
+      await transitionRun(trx, {
         runId: closed.run_id,
-        stepIdx,
-        cause: `approval ${closed.id} approved by ${d.actor}`,
+        to: RunStatus.RUNNING,
+        onlyFrom: [RunStatus.AWAITING_APPROVAL],
+        reason: `pivot ${closed.id} approved by ${d.actor}; running its commit steps`,
         actor: d.actor,
-        schema: d.schema,
       });
+      await advanceCommit(trx, closed.run_id, d.schema);
+      break;
+    case ApprovalKind.STEP:
+      for (const stepIdx of closed.steps)
+        await releaseHeldStep(trx, {
+          runId: closed.run_id,
+          stepIdx,
+          cause: `approval ${closed.id} approved by ${d.actor}`,
+          actor: d.actor,
+          schema: d.schema,
+        });
+      break;
+    case ApprovalKind.COMPENSATION:
+      await releaseHeldCompensation(trx, closed, d.actor, d.schema);
+      break;
+    case ApprovalKind.RENEWAL:
+      await resumeRecovery(trx, closed, run.status, d.actor, d.schema);
+      break;
+    default: {
+      const never: never = closed.kind;
+      throw new Error(`unhandled approval kind ${String(never)}`);
+    }
   }
   return { kind: 'decided', approval: closed };
+}
+
+/**
+ * A renewal approved: recovery goes on under the renewed authority, in the decision's transaction. An
+ * unwinding run's compensators are woken (they find the authority renewed and send the plan); for a run
+ * going forward, each step of the plan still NOT_EXECUTED is sent again with its key and stored arguments,
+ * as a person's re-dispatch (`redispatchStep`, `by: person`: the person saw the plan and chose to send).
+ */
+async function resumeRecovery(
+  trx: SagaTrx,
+  approval: ApprovalRow,
+  runStatus: RunStatus,
+  actor: string,
+  schema: string,
+): Promise<void> {
+  if (runStatus === RunStatus.COMPENSATING) return wakeCompensators(trx, schema, approval.run_id);
+  for (const stepIdx of await approvedStepsIn(trx, approval, StepStatus.NOT_EXECUTED))
+    await redispatchStep(trx, {
+      runId: approval.run_id,
+      stepIdx,
+      cause: `renewal ${approval.id} approved by ${actor}: re-dispatch of a step proven not executed`,
+      schema,
+      by: { kind: 'person', actor },
+    });
+}
+
+/**
+ * A refused renewal (rejected or expired; not superseded, which an unwind or a stop withdrew) stops its run
+ * for a person, in the caller's transaction: MANUAL_INTERVENTION with a case carrying the recovery plan that
+ * was not sent (`stopForPerson`, which also withdraws what else waits). A run no longer open is left alone.
+ */
+async function stopRefusedRenewal(
+  trx: SagaTrx,
+  approval: ApprovalRow,
+  status: Exclude<RefusalStatus, typeof ApprovalStatus.SUPERSEDED>,
+  actor: string | null,
+  schema: string,
+): Promise<void> {
+  if (approval.kind !== ApprovalKind.RENEWAL) return;
+  const run = await trx
+    .selectFrom('runs')
+    .select(['status', 'tenant_id'])
+    .where('run_id', '=', approval.run_id)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  if (!OPEN_RUN_STATUSES.includes(run.status)) return;
+  await stopForPerson(trx, {
+    runId: approval.run_id,
+    tenantId: run.tenant_id,
+    reason:
+      `renewal ${approval.id} of the run's lapsed authority ${status}` +
+      `${actor ? ` by ${actor}` : ''}${approval.comment ? `: ${approval.comment}` : ''}; its recovery plan was not sent`,
+    evidence: {
+      approvalId: approval.id,
+      status,
+      decidedBy: actor,
+      planHash: approval.hash,
+      recoveryPlan: approval.evidence.recoveryPlan ?? null,
+      recovery: approval.evidence.recovery ?? null,
+    },
+    onlyFrom: OPEN_RUN_STATUSES,
+    actor,
+    schema,
+  });
 }
 
 /**
@@ -160,6 +271,7 @@ export async function expireApproval(
   if (!closed) return approval;
   await refuseApprovedSteps(trx, closed, ApprovalStatus.EXPIRED, null, schema);
   await unwindRefusedPivot(trx, closed, ApprovalStatus.EXPIRED, null, schema);
+  await stopRefusedRenewal(trx, closed, ApprovalStatus.EXPIRED, null, schema);
   return closed;
 }
 

@@ -2,7 +2,8 @@ import type { SagaTrx } from '../../db/connect.js';
 import type { ApprovalRow } from '../../db/schema.js';
 import { InvalidApprovalTransitionError } from '../../errors/errors.js';
 import { StepStatus } from '../../steps/step-status.js';
-import { type ApprovalStatus } from './approval-status.js';
+import { ApprovalKind, type ApprovalStatus } from './approval-status.js';
+import { refuseHeldCompensation } from './hold-compensation.js';
 import { transitionStep } from '../../steps/transition-step.js';
 import { transitionApproval } from './transition-approval.js';
 
@@ -39,8 +40,11 @@ export async function closeApproval(trx: SagaTrx, c: CloseApprovalInput): Promis
 /**
  * What a refused approval (rejected, expired or superseded) means for its steps, in the caller's
  * transaction: every covered step still AWAITING_APPROVAL becomes REJECTED (nothing was sent), its event
- * naming the approval, its new status and `why` when given (`withdrawn: run unwound: …`). What it means for
- * the run is the caller's: a refused pivot unwinds it (`unwindRefusedPivot`), a superseded one does not.
+ * naming the approval, its new status and `why` when given (`withdrawn: run unwound: …`). A refused
+ * `compensation` approval covers no forward step that waits: its compensation is failed for good instead,
+ * never sent (`refuseHeldCompensation`); a `renewal` covers no held step at all. What it means for the run
+ * is the caller's: a refused pivot unwinds it (`unwindRefusedPivot`), a refused renewal stops it for a
+ * person (`stopRefusedRenewal`), a superseded one does neither.
  */
 export async function refuseApprovedSteps(
   trx: SagaTrx,
@@ -50,14 +54,10 @@ export async function refuseApprovedSteps(
   schema: string,
   why?: string,
 ): Promise<void> {
-  for (const stepIdx of approval.steps) {
-    const step = await trx
-      .selectFrom('saga_log')
-      .select('status')
-      .where('run_id', '=', approval.run_id)
-      .where('step_idx', '=', stepIdx)
-      .executeTakeFirst();
-    if (step?.status !== StepStatus.AWAITING_APPROVAL) continue;
+  if (approval.kind === ApprovalKind.COMPENSATION)
+    return refuseHeldCompensation(trx, approval, status, actor, schema);
+  if (approval.kind === ApprovalKind.RENEWAL) return;
+  for (const stepIdx of await approvedStepsIn(trx, approval, StepStatus.AWAITING_APPROVAL)) {
     await transitionStep(trx, {
       runId: approval.run_id,
       stepIdx,
@@ -68,4 +68,25 @@ export async function refuseApprovedSteps(
       schema,
     });
   }
+}
+
+/**
+ * The steps an approval covers that are in `status` now, ascending: the ones a decision on it still acts on
+ * (a refusal rejects those still held; a renewal re-sends those still not executed).
+ */
+export async function approvedStepsIn(
+  trx: SagaTrx,
+  approval: ApprovalRow,
+  status: StepStatus,
+): Promise<number[]> {
+  if (approval.steps.length === 0) return [];
+  const rows = await trx
+    .selectFrom('saga_log')
+    .select('step_idx')
+    .where('run_id', '=', approval.run_id)
+    .where('step_idx', 'in', approval.steps)
+    .where('status', '=', status)
+    .orderBy('step_idx')
+    .execute();
+  return rows.map((r) => r.step_idx);
 }

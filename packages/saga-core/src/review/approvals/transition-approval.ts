@@ -37,7 +37,11 @@ export async function transitionApproval(trx: SagaTrx, t: ApprovalTransitionInpu
   const row = r.row;
   await appendStepEvent(trx, {
     runId: row.run_id,
-    stepIdx: row.kind === ApprovalKind.STEP ? (row.steps[0] ?? null) : null,
+    // A held step's or compensation's decision is an event of that step; a pivot's or renewal's, of the run.
+    stepIdx:
+      row.kind === ApprovalKind.STEP || row.kind === ApprovalKind.COMPENSATION
+        ? (row.steps[0] ?? null)
+        : null,
     kind: StepEventKind.DECISION,
     from: r.from,
     to: t.to,

@@ -141,7 +141,14 @@ export async function resolveCase(trx: SagaTrx, r: CaseResolution): Promise<Case
           ? undefined
           : await trx
               .updateTable('compensations')
-              .set({ attempts: 0, next_attempt_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+              // A person retrying it is the person's decision to send it: a compensation that was held for
+              // an approval (and rejected, or expired) is no longer bound to that approval (issue 12).
+              .set({
+                attempts: 0,
+                next_attempt_at: sql<Date>`now()`,
+                approval_id: null,
+                updated_at: sql<Date>`now()`,
+              })
               .where('run_id', '=', c.run_id)
               .where('step_idx', '=', c.step_idx)
               .where('status', 'in', [

@@ -10,6 +10,8 @@ import { transitionRun } from '../../runs/transition-run.js';
 import { transitionStep } from '../../steps/transition-step.js';
 import { checkCommitDeadline, type CommitDeadline } from './commit-deadline.js';
 import { releaseHeldStep } from '../approvals/release-held-step.js';
+import type { InvariantCheck } from '../../sagas/check-run-invariant.js';
+import { gateOnInvariant } from '../../sagas/gate-on-invariant.js';
 
 /** What {@link advanceCommit} did. */
 export type CommitProgress =
@@ -22,7 +24,15 @@ export type CommitProgress =
   /** Every commit step is CONFIRMED: the run ended COMPLETED or COMMITTED_WITH_REPAIR. */
   | { readonly kind: 'finished'; readonly status: RunStatus }
   /** A commit step cannot finish by itself: the run went to MANUAL_INTERVENTION with a case. */
-  | { readonly kind: 'stopped'; readonly stepIdx: number };
+  | { readonly kind: 'stopped'; readonly stepIdx: number }
+  /**
+   * Every commit step is CONFIRMED, but the run is bound to a definition whose invariant must be checked
+   * first, and no usable check was given (none, one that could not answer, or one about other steps): the
+   * run stays RUNNING; the caller checks outside this transaction and calls again (`followUpRun`).
+   */
+  | { readonly kind: 'verifying'; readonly why: string }
+  /** Every commit step is CONFIRMED and the invariant failed: MANUAL_INTERVENTION with a case. */
+  | { readonly kind: 'violated'; readonly clause: string };
 
 /** Statuses a commit step passes through only when something went wrong and was repaired. */
 const REPAIR_MARKS: readonly string[] = [
@@ -46,8 +56,19 @@ const REPAIR_MARKS: readonly string[] = [
  * staged hold's window still hold, on the database clock (`checkCommitDeadline`). Past them nothing more
  * is released: the commit steps not yet sent become REJECTED (never sent), and the run stops in
  * MANUAL_INTERVENTION with a case whose evidence names the deadline or the hold that passed.
+ *
+ * A run bound to a definition with an invariant ends only on a `check` made before this transaction
+ * (`checkRunInvariant`) about the steps as they stand: it holds → the end above; it fails →
+ * MANUAL_INTERVENTION with the clause in `statusReason` and a case (not COMMITTED_WITH_REPAIR: after the
+ * pivot nothing is undone, and the real systems contradict the log, which only a person can sort out);
+ * without such a check → `verifying`, the run stays RUNNING and the follow-up checks and calls again.
  */
-export async function advanceCommit(trx: SagaTrx, runId: string, schema: string): Promise<CommitProgress> {
+export async function advanceCommit(
+  trx: SagaTrx,
+  runId: string,
+  schema: string,
+  check?: InvariantCheck,
+): Promise<CommitProgress> {
   const run = await lockRunById(trx, runId);
   if (!run || run.pivot_idx === null || run.status !== RunStatus.RUNNING) return { kind: 'none' };
   const approval = await trx
@@ -111,6 +132,17 @@ export async function advanceCommit(trx: SagaTrx, runId: string, schema: string)
     .where('to_status', 'in', REPAIR_MARKS)
     .limit(1)
     .executeTakeFirst();
+  const gate = await gateOnInvariant(trx, run, RunStatus.COMPLETED, check);
+  if (gate.kind === 'recheck') return { kind: 'verifying', why: gate.why };
+  if (gate.kind === 'violated') {
+    await transitionRun(trx, {
+      runId,
+      to: RunStatus.MANUAL_INTERVENTION,
+      onlyFrom: [RunStatus.RUNNING],
+      reason: `every commit step of pivot ${approval.id} is confirmed, but the ${gate.reason}`,
+    });
+    return { kind: 'violated', clause: gate.clause };
+  }
   const status = repaired ? RunStatus.COMMITTED_WITH_REPAIR : RunStatus.COMPLETED;
   await transitionRun(trx, {
     runId,

@@ -6,6 +6,9 @@ import type { Logger } from '../../process/logger.js';
 import { planIntent, type IntentPlan } from '../../steps/intent/plan-intent.js';
 import { recordIntent } from '../../steps/intent/record-intent.js';
 import { lockRun } from '../../runs/run-rows.js';
+import { readRunUsage, type RunUsage } from '../../runs/read-run-usage.js';
+import { bindCall } from '../../sagas/bind-call.js';
+import type { SagaRegistry } from '../../sagas/saga-registry.js';
 import { transitionRun } from '../../runs/transition-run.js';
 import { ApprovalKind, ApprovalStatus } from '../approvals/approval-status.js';
 import { RunStatus } from '../../runs/run-status.js';
@@ -35,6 +38,8 @@ export interface StagePivotInput {
   /** Who proposed it (the token's name); recorded on the run's move and on a superseded proposal. */
   readonly actor: string;
   readonly registry: ToolRegistry;
+  /** The tool module's saga definitions: a bound run's commit steps are matched against its own. */
+  readonly definitions?: SagaRegistry | undefined;
   readonly schema: string;
   /** How long a person has to decide (APPROVAL_TTL_MS), unless a staged hold ends sooner. */
   readonly approvalTtlMs: number;
@@ -61,6 +66,12 @@ const SETTLED_BEFORE_PIVOT = new Set<string>([
  *
  * A new pivot while one is pending supersedes it: the old approval becomes `superseded` and its steps
  * REJECTED; the new commit steps take the next indices.
+ *
+ * On a governed run (a definition, a plan, a budget), each commit step meets the rules a call meets
+ * (`bindCall`, in order, each counted as taken by the ones after it): a tool the definition does not allow
+ * (NOT_IN_DEFINITION), identity arguments other than the plan's (PLAN_MISMATCH), a budget it would pass
+ * (BUDGET_EXCEEDED); its definition step is stored. A money hold does not apply: the pivot's own approval
+ * is a person's decision on every commit step.
  *
  * The deadline is the earlier of `approvalTtlMs` from now and the end of every hold staged so far (a
  * confirmed step of a tool with `holdWindowMs`, counted from when its intent was written, which is before
@@ -101,6 +112,7 @@ export async function stagePivot(
     );
 
   const base = steps.length ? steps[steps.length - 1]!.step_idx + 1 : 0;
+  const stepIds = run.governed ? bindCommitSteps(req, run, base, await readRunUsage(trx, req.runId)) : [];
   const planned = req.commit.map(({ tool, args }, i) => {
     const stepIdx = base + i;
     const plan = planIntent({
@@ -111,7 +123,7 @@ export async function stagePivot(
       registry: req.registry,
       logger: req.log,
     });
-    return { tool, args, stepIdx, plan };
+    return { tool, args, stepIdx, plan, stepId: stepIds[i] ?? null };
   });
   const expiresAt = deadline(steps, req.registry, req.approvalTtlMs, await readDbNow(trx));
   const approval = await createApproval(trx, {
@@ -126,7 +138,11 @@ export async function stagePivot(
       args: p.args,
     })),
     summary: req.summary,
-    evidence: evidenceOf(planned, steps, req.registry, expiresAt),
+    evidence: {
+      ...evidenceOf(planned, steps, req.registry, expiresAt),
+      // A run bound to a definition with a plan: the approver reads the plan the run was created with.
+      ...(run.plan ? { plan: run.plan, planHash: run.plan_hash } : {}),
+    },
     expiresAt,
   });
   for (const p of planned)
@@ -146,6 +162,7 @@ export async function stagePivot(
       dependsOn: null,
       status: StepStatus.AWAITING_APPROVAL,
       approvalId: approval.id,
+      stepId: p.stepId,
       schema: req.schema,
     });
   await trx.updateTable('runs').set({ pivot_idx: base }).where('run_id', '=', req.runId).execute();
@@ -159,6 +176,47 @@ export async function stagePivot(
         })
       : { ...run, pivot_idx: base };
   return { run: moved, approval };
+}
+
+/**
+ * The definition step of each commit step of a governed run, by the rules of a call (`bindCall`); each
+ * commit step is counted as a step of the run (AWAITING_APPROVAL, not yet sent) by the ones after it, so
+ * two commit steps cannot take one definition step and the budget counts them all. Throws the refusal.
+ */
+function bindCommitSteps(
+  req: StagePivotInput,
+  run: RunRow,
+  base: number,
+  usage: RunUsage,
+): (string | null)[] {
+  let seen = usage;
+  return req.commit.map(({ tool, args }, i) => {
+    const { stepId } = bindCall({
+      run,
+      tool,
+      args,
+      definitions: req.definitions,
+      registry: req.registry,
+      usage: seen,
+    });
+    seen = {
+      ...seen,
+      steps: [
+        ...seen.steps,
+        {
+          stepIdx: base + i,
+          tool: tool.name,
+          stepId,
+          status: StepStatus.AWAITING_APPROVAL,
+          attempts: 0,
+          args,
+          externalRef: null,
+          result: null,
+        },
+      ],
+    };
+    return stepId;
+  });
 }
 
 /**

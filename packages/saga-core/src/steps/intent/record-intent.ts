@@ -8,6 +8,19 @@ import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 import { type ToolClass } from '../../tools/tool-class.js';
 
+/**
+ * The model's decision behind a call, as the agent backend reports it (`POST /v1/runs/{id}/calls`
+ * `decision`): stored on the step's intake event and on each retry's RETRY_CALL event, in `detail.decision`,
+ * so the journal says which model, prompt and turn asked for each attempt. Opaque strings, bounded by the
+ * API; never read by the harness to decide anything.
+ */
+export interface CallDecision {
+  readonly model?: string;
+  readonly promptVersion?: string;
+  readonly turnId?: string;
+  readonly reasoningRef?: string;
+}
+
 export interface IntentInput {
   readonly runId: string;
   readonly stepIdx: number;
@@ -22,10 +35,14 @@ export interface IntentInput {
   readonly correction: Record<string, unknown> | null;
   readonly audience: readonly string[];
   readonly dependsOn: readonly number[] | null;
+  /** The model's decision behind the call, kept on the intake event (`detail.decision`); absent: none. */
+  readonly decision?: CallDecision | null;
   /** INTENDED (dispatch now) or AWAITING_APPROVAL (held for a human; no outbox message). */
   readonly status: typeof StepStatus.INTENDED | typeof StepStatus.AWAITING_APPROVAL;
   /** The approval that holds this step (AWAITING_APPROVAL), written first in the same transaction. */
   readonly approvalId?: string | null;
+  /** The definition step the call was matched to on a bound run (`bindCall`); null or absent otherwise. */
+  readonly stepId?: string | null;
   readonly schema: string;
   /** Whether to NOTIFY the outbox relays (default true); see {@link recordIntent}. */
   readonly notifyRelay?: boolean;
@@ -78,6 +95,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
           audience: [...i.audience],
           depends_on: i.dependsOn ? [...i.dependsOn] : null,
           approval_id: i.approvalId ?? null,
+          step_id: i.stepId ?? null,
         })
         .returningAll(),
     )
@@ -95,7 +113,9 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
               sql<string | null>`NULL::text`.as('from_status'),
               'status',
               sql<string>`'intake'::text`.as('cause'),
-              sql<string>`${JSON.stringify({ args: i.args })}::jsonb`.as('detail'),
+              sql<string>`${JSON.stringify({ args: i.args, ...(i.decision ? { decision: i.decision } : {}) })}::jsonb`.as(
+                'detail',
+              ),
             ]),
         ),
     )

@@ -22,7 +22,7 @@ import { firstDispatchOf, type IntentInput } from './record-intent.js';
  */
 export type NewIntent = Omit<
   IntentInput,
-  'status' | 'approvalId' | 'schema' | 'notifyRelay' | 'relayGraceMs'
+  'status' | 'approvalId' | 'stepId' | 'schema' | 'notifyRelay' | 'relayGraceMs'
 > & {
   /** The operation the step performs (`operationIdentity`); null for a repeatable tool (never a duplicate). */
   readonly operation: OperationIdentity | null;
@@ -45,7 +45,9 @@ const ITEM_OPERATION: OperationSql = {
  * the statement runs, and otherwise nothing is written for it and its slot in the answer is `null`; the
  * caller then takes the ordinary intake transaction, which decides (a retry, a refusal, a conflict) with
  * the rules of step resolution. The expectations:
- * - the run exists in the caller's tenant, is RUNNING and has no pivot staged; the run row is locked
+ * - the run exists in the caller's tenant, is RUNNING, has no pivot staged and is not `governed` (a run
+ *   bound to a definition, with a plan, a budget or a money policy: its rules read the run's steps and
+ *   may refuse or hold the call, which only the intake transaction does, see core's `bindCall`); the run row is locked
  *   (`FOR UPDATE`, in `run_id` order, so groups cannot deadlock with each other or with the grouped
  *   delivered marks), so an unwind or a pivot that commits first is seen (a locked row is returned in its
  *   newest version) and one that comes later waits for this commit, as with the intake transaction's
@@ -66,6 +68,8 @@ const ITEM_OPERATION: OperationSql = {
  *   0.03 ms (a 20-step run). Read from this statement's snapshot, like the UNKNOWN
  *   check: an intake of the same run that another statement commits while this one waits for the run lock
  *   is not seen (see "Concurrent duplicates" in `find-duplicate-operation.ts`).
+ *
+ * The intake event carries the call's `decision` when it has one (the join with `i`, as the outbox row's).
  *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
  * leave the outbox rows alone for `relayGraceMs`. The rule this form keeps with `recordIntent`: README.md here.
@@ -97,12 +101,13 @@ export async function recordNewIntents(
                            ${dispatches.map((d) => d.jobId)}::text[],
                            ${dispatches.map((d) => JSON.stringify(d.data))}::jsonb[],
                            ${col((i) => i.operation === null)}::bool[],
-                           ${col((i) => json(i.operation?.identity ?? null))}::jsonb[])
+                           ${col((i) => json(i.operation?.identity ?? null))}::jsonb[],
+                           ${col((i) => json(i.decision ?? null))}::jsonb[])
         AS i(run_id, tenant_id, step_idx, tool, tool_class, tool_version, idempotency_key, args, payload_hash,
-             compensation, correction, audience, depends_on, job_id, payload, repeatable, identity)
+             compensation, correction, audience, depends_on, job_id, payload, repeatable, identity, decision)
     ),
     run AS MATERIALIZED (
-      SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx FROM runs r
+      SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed FROM runs r
        WHERE r.run_id = ANY(${[...new Set(sent.map((i) => i.runId))]}::text[])
        ORDER BY r.run_id FOR UPDATE
     ),
@@ -115,7 +120,7 @@ export async function recordNewIntents(
              CASE WHEN i.depends_on IS NOT NULL
                   THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END
         FROM i JOIN run ON run.run_id = i.run_id AND run.tenant_id = i.tenant_id
-       WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL
+       WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL AND NOT run.governed
          AND NOT EXISTS (SELECT 1 FROM saga_log u
                           WHERE u.run_id = i.run_id AND u.step_idx < i.step_idx
                             AND u.status = ${StepStatus.UNKNOWN})
@@ -131,8 +136,9 @@ export async function recordNewIntents(
     ev AS (
       INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
       SELECT s.run_id, s.step_idx, ${StepEventKind.TRANSITION}, NULL, s.status, 'intake',
-             jsonb_build_object('args', s.args)
-        FROM step s
+             CASE WHEN i.decision IS NULL THEN jsonb_build_object('args', s.args)
+                  ELSE jsonb_build_object('args', s.args, 'decision', i.decision) END
+        FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
     ),
     ob AS (
       INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)

@@ -7,15 +7,19 @@ import { presentApproval } from '../present-review.js';
 import { approvalIdParams, approvalsQuery, approvalView, decisionBody, errorBody } from '../schemas.js';
 
 /**
- * Approvals: the inbox (any token of the tenant may read it) and the decision (operator tokens only). A
- * decision carries the hash of the proposal the person saw; see `decideApproval` for every refusal.
+ * Approvals: the inbox (any token of the tenant may read it) and the decision (operator tokens only), for
+ * every kind (`ApprovalKind`): a pivot, a held step, a held compensation (money or a deletion in an
+ * unwind) and a renewal of a run's lapsed authority (its recovery plan and the plan's hash in the
+ * evidence). A decision carries the hash of the proposal the person saw; see `decideApproval` for every
+ * refusal and for what each kind's decision does.
  */
 export const approvalRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps }) => {
   app.get(
     '/approvals',
     {
       schema: {
-        summary: "The tenant's approvals, soonest deadline first",
+        summary:
+          "The tenant's approvals of every kind (pivot, step, compensation, renewal), soonest deadline first",
         tags: ['approvals'],
         security: [{ bearer: [] }],
         querystring: approvalsQuery,
@@ -67,7 +71,11 @@ export const approvalRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { 
           '409 APPROVAL_HASH_MISMATCH, a second decision 409 APPROVAL_DECIDED, an approval whose run no ' +
           'longer waits for it (unwound, or ended) 409 RUN_NOT_RUNNING (nothing is decided or sent; an ' +
           'unwind withdraws every pending approval of its run: superseded, with the reason as comment), ' +
-          'past the deadline 410 APPROVAL_EXPIRED, an agent token 403 FORBIDDEN, another tenant 404.',
+          'past the deadline 410 APPROVAL_EXPIRED, an agent token 403 FORBIDDEN, another tenant 404. ' +
+          'By kind: an approved pivot runs its commit steps; a held step is sent; a held compensation is ' +
+          'sent once under its own key (rejected: never sent, a case opens); a renewal renews the run ' +
+          'authority and its recovery plan goes on (rejected: the run ends MANUAL_INTERVENTION with a case). ' +
+          "Every approval approved renews the run's authority (`authorityTtlMs` counts from it).",
         tags: ['approvals'],
         security: [{ bearer: [] }],
         params: approvalIdParams,

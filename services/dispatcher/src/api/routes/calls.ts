@@ -17,7 +17,10 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
           'sent, and the answer waits up to waitMs for the outcome. A retry of a step never sends new ' +
           'arguments downstream. A new step that repeats an earlier step of the run that may have taken ' +
           'effect (same tool, same identity arguments; a tool without `repeatable`) is refused 409 ' +
-          'DUPLICATE_OPERATION, writing nothing.',
+          'DUPLICATE_OPERATION, writing nothing. On a governed run (a definition, a plan, a budget or ' +
+          '`approveMoneyAbove`) a new step is matched to the definition and checked against the plan and ' +
+          'budget, each refusal writing nothing; a call moving more than `approveMoneyAbove` is held for ' +
+          'an approval (202 AWAITING_APPROVAL).',
         tags: ['calls'],
         security: [{ bearer: [] }],
         params: runIdParams,
@@ -33,7 +36,12 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
               'its settled `outcome` was not yet seen), IDEMPOTENCY_MISMATCH (a retry changed identity ' +
               'arguments: `fields`), DUPLICATE_OPERATION (a new step repeats an earlier step that may have ' +
               'taken effect: its `stepIdx`, `status`, `idempotencyKey`, and `externalRef`/`result` when ' +
-              'CONFIRMED), RUN_NOT_RUNNING, PIVOT_REQUIRED, PIVOT_STAGED',
+              'CONFIRMED), RUN_NOT_RUNNING, PIVOT_REQUIRED, PIVOT_STAGED; on a run bound to a definition: ' +
+              'NOT_IN_DEFINITION (the definition does not allow the tool, or every step of it is taken), ' +
+              'PLAN_MISMATCH (identity arguments differ from the planned entry: `field`, `fields`, ' +
+              '`planEntry`); on a run with a budget: BUDGET_EXCEEDED (`field`: `budget.maxSteps`, ' +
+              '`budget.maxAmount.<currency>`, `budget.deadline` or `budget.maxAttempts`, with `limit` and ' +
+              '`used`)',
           ),
         },
       },

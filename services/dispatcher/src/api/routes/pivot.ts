@@ -21,7 +21,17 @@ export const pivotRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { dep
         security: [{ bearer: [] }],
         params: runIdParams,
         body: pivotBody,
-        response: { 202: pivotAnswer, 400: errorBody, 401: errorBody, 404: errorBody, 409: errorBody },
+        response: {
+          202: pivotAnswer,
+          400: errorBody,
+          401: errorBody,
+          404: errorBody,
+          409: errorBody.describe(
+            'RUN_NOT_RUNNING, STEP_UNRESOLVED (an earlier step is not settled), PIVOT_STAGED; on a governed ' +
+              'run, as for a call: NOT_IN_DEFINITION (a commit step the definition does not allow), ' +
+              "PLAN_MISMATCH (identity arguments other than the plan's), BUDGET_EXCEEDED",
+          ),
+        },
       },
     },
     async (req, reply) => {
@@ -35,6 +45,7 @@ export const pivotRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { dep
           summary: req.body.summary,
           actor: p.actor,
           registry: deps.registry,
+          definitions: deps.definitions,
           schema: deps.schema,
           approvalTtlMs: deps.config.APPROVAL_TTL_MS,
           log: deps.logger.child({ runId: req.params.runId }),

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
+  bindRun,
   createRun,
+  UNBOUND_RUN,
   getRun,
   listApprovals,
   listCases,
@@ -9,6 +11,7 @@ import {
   listRuns,
   listStepEvents,
   listSteps,
+  readStepDecisions,
 } from '@agent-saga/core';
 import { RunIdTakenError } from '../api-errors.js';
 import type { ApiDeps } from '../api-deps.js';
@@ -32,21 +35,38 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     {
       schema: {
         summary: 'Create a run',
-        description: 'Creating a run id the tenant already has is idempotent (200). Step indices start at 0.',
+        description:
+          'Creating a run id the tenant already has is idempotent (200: the existing run, unchanged). Step ' +
+          'indices start at 0. A run may be bound to a saga definition (`definition`), whose budget and ' +
+          "policy defaults lie under the run's own; a `plan` is checked against the definition and stored " +
+          'with its hash. A run with a definition, a plan, a budget or `policy.approveMoneyAbove` is ' +
+          'governed: its calls are matched to the definition, held to the plan and budget.',
         tags: ['runs'],
         security: [{ bearer: [] }],
         body: createRunBody,
-        response: { 200: runCreated, 201: runCreated, 400: errorBody, 401: errorBody, 409: errorBody },
+        response: {
+          200: runCreated,
+          201: runCreated,
+          400: errorBody.describe(
+            'BAD_REQUEST (the body failed its schema: `field`), UNKNOWN_DEFINITION (`field`: ' +
+              '`definition.name` or `definition.version`), PLAN_INVALID (the plan does not fit the ' +
+              'definition: `field` names the entry, `plan[2].step`, `plan[3].args.amount`)',
+          ),
+          401: errorBody,
+          409: errorBody.describe('RUN_ID_TAKEN'),
+        },
       },
     },
     async (req, reply) => {
       const { tenantId } = principalOf(req);
       const runId = req.body?.runId ?? `run_${randomUUID()}`;
+      // Every refusal of the binding (definition, plan) is thrown here, before anything is written.
+      const binding = req.body ? bindRun(deps.definitions, req.body) : UNBOUND_RUN;
       const r = await createRun(deps.db, {
         runId,
         tenantId,
         metadata: req.body?.metadata ?? {},
-        policy: req.body?.policy ?? {},
+        binding,
       });
       if ('taken' in r) throw new RunIdTakenError(runId);
       if (r.created) req.log.info({ runId }, 'run created');
@@ -100,13 +120,21 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     },
     async (req) => {
       const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
-      const [steps, approvals, corrections, cases] = await Promise.all([
+      const [steps, approvals, corrections, cases, decisions] = await Promise.all([
         listSteps(deps.db, run.run_id),
         listApprovals(deps.db, run.run_id),
         listCorrections(deps.db, run.run_id),
         listCases(deps.db, run.run_id),
+        readStepDecisions(deps.db, run.run_id),
       ]);
-      return presentRun(run, steps, deps.registry, { approvals, corrections, cases });
+      return presentRun(
+        run,
+        steps,
+        deps.registry,
+        { approvals, corrections, cases },
+        deps.definitions,
+        decisions,
+      );
     },
   );
 

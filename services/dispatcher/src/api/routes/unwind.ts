@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { completeRun, requestUnwind, RunStatus, valuesOf } from '@agent-saga/core';
+import { completeCheckedRun, requestUnwind, RunStatus, valuesOf } from '@agent-saga/core';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
 import { errorBody, runIdParams } from '../schemas.js';
@@ -52,16 +52,24 @@ export const unwindRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { de
     {
       schema: {
         summary: 'Finish a run forward',
-        description: 'RUNNING → COMPLETED once every step is settled; otherwise 409 STEP_UNRESOLVED.',
+        description:
+          'RUNNING → COMPLETED once every step is settled; otherwise 409 STEP_UNRESOLVED. A run bound to a ' +
+          'definition with an invariant is first checked against the real systems: it fails → ' +
+          'MANUAL_INTERVENTION with the failed clause in statusReason and a case; a vendor that cannot ' +
+          'answer → 503 INVARIANT_UNVERIFIED, nothing moved (ask again later).',
         tags: ['runs'],
         security: [{ bearer: [] }],
         params: runIdParams,
-        response: { 200: runStatusAnswer, 401: errorBody, 404: errorBody, 409: errorBody },
+        response: { 200: runStatusAnswer, 401: errorBody, 404: errorBody, 409: errorBody, 503: errorBody },
       },
     },
     async (req) => {
       const { tenantId } = principalOf(req);
-      const run = await deps.db.transaction().execute((trx) => completeRun(trx, tenantId, req.params.runId));
+      // The invariant's lookups run before the ending transaction, never under the run's lock.
+      const checker = deps.definitions
+        ? { definitions: deps.definitions, lookups: deps.lookups ?? {}, logger: deps.logger }
+        : undefined;
+      const run = await completeCheckedRun(deps.db, tenantId, req.params.runId, checker);
       return { runId: run.run_id, status: run.status };
     },
   );

@@ -4,7 +4,9 @@ import { badge, facts, h, json, oneLine, table, when } from './dom.js';
 /**
  * One run's timeline: the run (GET /v1/runs/{id}) with its steps and the approvals, cases and corrections
  * that concern it, then every event (GET /v1/runs/{id}/events) in order: each transition with who made it
- * and why, each attempt, retry and lookup with its `detail` (the reconciler's evidence) in full.
+ * and why, each attempt, retry and lookup with its `detail` (the reconciler's evidence) in full. A call's
+ * model decision (`decision`: model, prompt version, turn, reasoning reference) shows beside its step and
+ * its intake or retry event, as text.
  */
 export async function renderTimeline(el, runId, ctx) {
   const [run, { events }] = await Promise.all([
@@ -29,7 +31,18 @@ export async function renderTimeline(el, runId, ctx) {
     h('h2', {}, 'Steps'),
     run.steps.length
       ? table(
-          ['#', 'Tool', 'Class', 'State', 'Key', 'External ref', 'Attempts', 'Compensation', 'Audience'],
+          [
+            '#',
+            'Tool',
+            'Class',
+            'State',
+            'Key',
+            'External ref',
+            'Attempts',
+            'Compensation',
+            'Audience',
+            'Model',
+          ],
           run.steps.map((s) => [
             String(s.stepIdx),
             s.tool,
@@ -40,6 +53,7 @@ export async function renderTimeline(el, runId, ctx) {
             String(s.attempts),
             s.compensationStatus,
             s.audience.join(', '),
+            decisionOf(s.decision),
           ]),
           'steps',
         )
@@ -47,7 +61,7 @@ export async function renderTimeline(el, runId, ctx) {
     ...reviewItems(run),
     h('h2', {}, `Timeline (${events.length} events)`),
     table(
-      ['When', 'Step', 'Kind', 'Transition', 'Cause', 'Actor', 'Detail'],
+      ['When', 'Step', 'Kind', 'Transition', 'Cause', 'Actor', 'Model', 'Detail'],
       events.map((e) => [
         when(e.at),
         e.stepIdx === null ? 'run' : `${e.stepIdx} ${toolAt.get(e.stepIdx) ?? ''}`,
@@ -55,10 +69,28 @@ export async function renderTimeline(el, runId, ctx) {
         e.from || e.to ? `${e.from ?? '∅'} → ${e.to ?? '∅'}` : '',
         e.cause,
         e.actor,
+        decisionOf(e.detail?.decision),
         detailOf(e),
       ]),
       'events',
     ),
+  );
+}
+
+/** The model's decision behind a call, one `name: value` line per field it carries (text nodes only). */
+function decisionOf(decision) {
+  if (decision === null || decision === undefined || typeof decision !== 'object') return null;
+  const fields = [
+    ['model', decision.model],
+    ['prompt', decision.promptVersion],
+    ['turn', decision.turnId],
+    ['reasoning', decision.reasoningRef],
+  ].filter(([, v]) => typeof v === 'string');
+  if (!fields.length) return null;
+  return h(
+    'span',
+    { class: 'decision' },
+    ...fields.flatMap(([k, v], i) => [i ? h('br') : null, `${k}: `, h('code', {}, v)]),
   );
 }
 

@@ -21,7 +21,7 @@ const SRC = ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts', 'tools/*/src/**
  * stand-in for the vendors used by tests, the demo and the soak) are not production code.
  */
 const PRODUCTION = [
-  'packages/{cli,client,connectors}/src/**',
+  'packages/{ai-sdk,cli,client,connectors}/src/**',
   'packages/saga-core/src/*.ts',
   'packages/saga-core/src/!(testing)/**',
   ...SERVICES.map((s) => `services/${s}/src/**`),
@@ -41,6 +41,12 @@ const ZONES = [
     target: 'packages/saga-core/src',
     from: ['services', 'packages/connectors', 'packages/cli', 'packages/client'],
     message: 'Core imports no service and no connector: they depend on it, never the other way round.',
+  },
+  {
+    target: 'packages/ai-sdk/src',
+    from: ['packages/saga-core', 'services', 'packages/connectors', 'packages/cli'],
+    message:
+      'The AI SDK integration talks to the harness over HTTP through @agent-saga/client: no core, no service.',
   },
   {
     target: PRODUCTION,

@@ -1,0 +1,205 @@
+import {
+  CallStatus,
+  type CallOutcome,
+  type RunHandle,
+  type SagaClient,
+  type ToolView,
+} from '@agent-saga/client';
+import { jsonSchema, tool, type ModelMessage, type Tool, type ToolSet } from 'ai';
+import { errorResult } from './refusal-result.js';
+import type { SagaApprovals } from './saga-approvals.js';
+import { outcomeResult, type RefusalResult } from './tool-result.js';
+
+export interface SagaToolsOptions {
+  /** The harness's tools, as `client.listTools()` describes them (`GET /v1/tools`). */
+  readonly tools: readonly ToolView[];
+  /** Which of them the model gets: names, or a test on the description; every tool when absent. */
+  readonly include?: readonly string[] | ((tool: ToolView) => boolean);
+  /**
+   * The bridge to agent-saga's approvals (`createSagaApprovals(client)`): it learns which SDK tool calls
+   * the harness holds, and turns operators' decisions into the SDK's approval responses. Without it the
+   * SDK's approval flow still runs for held calls, and the app reads the harness's approvals itself.
+   */
+  readonly approvals?: SagaApprovals;
+  /**
+   * Which tools' calls may be held for a person, and so go to the harness from the SDK's `needsApproval`
+   * check (see `sagaTools`). Default: the tools whose every call is held (`needsApproval`, irreversible
+   * ones) and those that move money (a run's `approveMoneyAbove` may hold them). A call of another tool
+   * that the harness holds all the same is answered AWAITING_APPROVAL as a plain result.
+   */
+  readonly holdable?: (tool: ToolView) => boolean;
+  /** How long each call may wait for its step to settle (the dispatcher's `waitMs`, ≤ 60 000 ms). */
+  readonly waitMs?: number;
+}
+
+/** What one call to the harness came to: its outcome, or what `run.call` threw. */
+type Submission =
+  { readonly ok: true; readonly outcome: CallOutcome } | { readonly ok: false; readonly error: unknown };
+
+const defaultHoldable = (t: ToolView) => t.needsApproval || t.movesMoney;
+
+/** A sentence the model reads after the tool's own description: what the harness does with its calls. */
+const CLASS_NOTE: Readonly<Record<string, string>> = {
+  pure: 'Read-only.',
+  reversible: 'Recorded in agent-saga’s intent log; undone if the run unwinds.',
+  compensatable: 'Recorded in agent-saga’s intent log; undone if the run unwinds.',
+  irreversible: 'Irreversible: agent-saga holds each call for a person’s approval before it is sent.',
+};
+
+/**
+ * The run's tools as an AI SDK `ToolSet`: each one's `inputSchema` is the harness's JSON Schema (the
+ * harness parses the arguments; the SDK passes them on as the model wrote them) and its `execute` goes
+ * through `run.call`, so the run handle, never the model, decides which step a call is, and a call
+ * repeated after a lost answer is a retry of the same step with the same idempotency key.
+ *
+ * What the model reads (see `tool-result.ts`): a pure tool's result as it is; CONFIRMED with its result
+ * and external ref; UNKNOWN and INTENDED as a result that says the outcome is not known yet, that the
+ * harness is asking the real system by the same key, and that the same call again returns the resolved
+ * outcome without acting twice; FAILED and REJECTED as results that say nothing happened; a refusal
+ * (DUPLICATE_OPERATION, STEP_UNRESOLVED, BUDGET_EXCEEDED, INVALID_ARGS, any other code) as a result with
+ * its code, message, field and what to do. Thrown, to the app: a bad token, an unknown run.
+ *
+ * Held calls use the SDK's approval flow: for a holdable tool, `needsApproval` sends the call to the
+ * harness (the call is made once either way, only earlier). If the harness holds it, `needsApproval` is
+ * true and the SDK asks for an approval; the held step's outcome is read by `execute` once the app
+ * answers, which it does from the operator's decision in agent-saga (see `SagaApprovals`). If the
+ * harness does not hold it, its outcome is kept for `execute`, which returns it without a second call.
+ */
+export function sagaTools(run: RunHandle, options: SagaToolsOptions): ToolSet {
+  const { include, approvals, holdable = defaultHoldable, waitMs } = options;
+  const chosen = options.tools.filter((t) =>
+    include === undefined ? true : typeof include === 'function' ? include(t) : include.includes(t.name),
+  );
+  if (Array.isArray(include)) {
+    const missing = include.filter((n) => !options.tools.some((t) => t.name === n));
+    if (missing.length > 0)
+      throw new RangeError(`sagaTools: include names tools the harness does not have: ${missing.join(', ')}`);
+  }
+  /** Outcomes of calls sent from `needsApproval` and not held, by the SDK's tool call id, for `execute`. */
+  const early = new Map<string, Promise<Submission>>();
+  /** The SDK tool calls the harness held, as far as this process saw them. */
+  const held = new Set<string>();
+  approvals?.attach(run);
+
+  const submit = (name: string, input: unknown): Promise<Submission> =>
+    isArgs(input)
+      ? run.call(name, input, waitMs === undefined ? {} : { waitMs }).then(
+          (outcome) => ({ ok: true, outcome }),
+          (error: unknown) => ({ ok: false, error }),
+        )
+      : Promise.resolve({ ok: false, error: NOT_AN_OBJECT });
+  const toResult = (s: Submission): unknown =>
+    s.ok ? outcomeResult(s.outcome) : s.error === NOT_AN_OBJECT ? NOT_AN_OBJECT_RESULT : errorResult(s.error);
+
+  /**
+   * The SDK's check before a call runs. It also runs again when the app answers an approval request (the
+   * SDK re-checks an approved call, and denies it if the check says no): a call asked about before is
+   * still one that needs the harness's approval, so it answers true without a second submission.
+   */
+  async function needsApproval(
+    name: string,
+    input: unknown,
+    toolCallId: string,
+    messages: readonly ModelMessage[],
+  ) {
+    if (held.has(toolCallId) || wasAskedAbout(messages, toolCallId)) return true;
+    const submission = submit(name, input);
+    early.set(toolCallId, submission);
+    const s = await submission;
+    if (!s.ok || s.outcome.status !== CallStatus.AWAITING_APPROVAL) return false;
+    early.delete(toolCallId);
+    held.add(toolCallId);
+    approvals?.record({
+      toolCallId,
+      runId: run.runId,
+      tool: name,
+      stepIdx: s.outcome.stepIdx,
+      idempotencyKey: s.outcome.idempotencyKey,
+    });
+    return true;
+  }
+
+  /**
+   * A held call the SDK now runs (its approval request was answered): nothing is sent by this. The held
+   * step's outcome is read from the log once settled; while it is open, the same call goes to the harness
+   * again, which the run handle makes a retry of the tool's open step (the harness answers with the step's
+   * state: still AWAITING_APPROVAL if no operator decided, whatever the SDK's response said).
+   */
+  async function resumeHeld(name: string, input: unknown, toolCallId: string): Promise<Submission> {
+    const settled = await approvals?.settledOutcome(run.runId, { toolCallId, toolName: name, input });
+    if (!settled) return submit(name, input);
+    await run.sync(); // the handle may still count the step as open: it is settled in the log
+    return { ok: true, outcome: settled };
+  }
+
+  const toolFor = (view: ToolView): Tool<unknown, unknown> =>
+    tool<unknown, unknown>({
+      description: describe(view),
+      inputSchema: jsonSchema<unknown>(view.inputSchema),
+      ...(holdable(view)
+        ? {
+            needsApproval: (input: unknown, o: { toolCallId: string; messages: ModelMessage[] }) =>
+              needsApproval(view.name, input, o.toolCallId, o.messages),
+          }
+        : {}),
+      execute: async (
+        input: unknown,
+        { toolCallId, messages }: { toolCallId: string; messages: ModelMessage[] },
+      ) => {
+        const sent = early.get(toolCallId);
+        if (sent) {
+          early.delete(toolCallId);
+          return toResult(await sent);
+        }
+        if (held.has(toolCallId) || wasAskedAbout(messages, toolCallId))
+          return toResult(await resumeHeld(view.name, input, toolCallId));
+        return toResult(await submit(view.name, input));
+      },
+    });
+
+  return Object.fromEntries(chosen.map((t) => [t.name, toolFor(t)]));
+}
+
+/**
+ * `sagaTools` over the tools the dispatcher lists (`GET /v1/tools`), read once now: give the same list to
+ * every run of a process by calling `client.listTools()` once and `sagaTools` per run instead.
+ */
+export async function loadSagaTools(
+  client: Pick<SagaClient, 'listTools'>,
+  run: RunHandle,
+  options: Omit<SagaToolsOptions, 'tools'> = {},
+): Promise<ToolSet> {
+  return sagaTools(run, { ...options, tools: await client.listTools() });
+}
+
+/** True when the conversation holds the SDK's approval request for this tool call: a resumed held call. */
+function wasAskedAbout(messages: readonly ModelMessage[], toolCallId: string): boolean {
+  return messages.some(
+    (m) =>
+      m.role === 'assistant' &&
+      typeof m.content !== 'string' &&
+      m.content.some((p) => p.type === 'tool-approval-request' && p.toolCallId === toolCallId),
+  );
+}
+
+function describe(view: ToolView): string {
+  const note = CLASS_NOTE[view.class];
+  return [view.description ?? view.name, note].filter(Boolean).join(' ');
+}
+
+/** The arguments are a JSON object; the harness validates the rest (INVALID_ARGS naming the field). */
+function isArgs(input: unknown): input is Readonly<Record<string, unknown>> {
+  return typeof input === 'object' && input !== null && !Array.isArray(input);
+}
+
+/** Marks a call whose input could not be sent at all, so nothing went to the harness. */
+const NOT_AN_OBJECT = Symbol('not an object');
+
+/** What the model reads then, shaped as the harness's own INVALID_ARGS refusal. */
+const NOT_AN_OBJECT_RESULT: RefusalResult = {
+  status: 'REFUSED',
+  code: 'INVALID_ARGS',
+  message: 'The arguments must be a JSON object with the fields of the tool’s input schema.',
+  field: 'args',
+  whatToDo: 'Call the tool again with its arguments as one JSON object.',
+};

@@ -139,6 +139,38 @@ describe('findDuplicateOperation', () => {
     expect(await find('fd-status', ticket, args)).toMatchObject({ stepIdx: 3, status: 'UNKNOWN' });
   });
 
+  it("agrees with saga_earlier_operation, the grouped intake's copy of the rule (migration 0016)", async () => {
+    // The rows of the tests above; each query is answered by the live rule and by the function.
+    const queries: [string, AnyTool, Record<string, unknown>][] = [
+      ['fd-id', ticket, { summary: 'b', customer: { name: 'A.', id: 'c1' }, orderId: '1' }],
+      ['fd-id', ticket, { orderId: '2', customer: { id: 'c1' } }],
+      ['fd-id', ticket, { orderId: '1' }],
+      ['fd-id', tool('create_note', { identity: ['orderId'] }), { orderId: '1' }],
+      ['fd-exact', tool('reship', { identity: ['items'] }), { items: [1, 2] }],
+      ['fd-exact', tool('reship', { identity: ['items'] }), { items: [1, 2, 3] }],
+      ['fd-exact', tool('reship', { identity: ['items'] }), { items: null }],
+      ['fd-whole', notice, { n: 1, text: 'hi', to: 'bo@example.com' }],
+      ['fd-whole', notice, { to: 'bo@example.com', text: 'hi' }],
+      ['fd-status', ticket, { orderId: '1', customer: { id: 'c1' } }],
+      ['fd-status', ticket, { orderId: '9', customer: { id: 'c1' } }],
+    ];
+    let found = 0;
+    for (const [runId, t, args] of queries) {
+      const op = operationIdentity(t, args)!;
+      const r = await sql<{ earlier: unknown }>`
+        SELECT saga_earlier_operation(${runId}, ${op.tool}, ${JSON.stringify(op.args)}::jsonb,
+                                      ${op.identity ? JSON.stringify(op.identity) : null}::jsonb) AS earlier`.execute(
+        env.db,
+      );
+      const live = await find(runId, t, args);
+      expect(r.rows[0]!.earlier ?? undefined, `${runId} ${t.name} ${JSON.stringify(args)}`).toEqual(live);
+      if (live) found++;
+    }
+    // Both answers occur, so the agreement compared something.
+    expect(found).toBeGreaterThan(2);
+    expect(found).toBeLessThan(queries.length);
+  });
+
   it('has no operation for a repeatable tool', () => {
     expect(
       operationIdentity(tool('add_comment', { identity: ['orderId'], repeatable: true }), {}),

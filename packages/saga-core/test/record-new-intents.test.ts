@@ -152,6 +152,31 @@ describe('recordNewIntents (the grouped intake)', () => {
     }
   });
 
+  it('writes one of two identical new steps sent at once in two statements, both waiting for the run', async () => {
+    // Both statements start (and take their snapshots) while a transaction holds the run; the one that
+    // gets the lock second must still see the first one's step, committed after its snapshot.
+    await newRun('ni-two-groups');
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = env.db.transaction().execute(async (trx) => {
+      await sql`SELECT 1 FROM runs WHERE run_id = 'ni-two-groups' FOR UPDATE`.execute(trx);
+      locked();
+      await released;
+    });
+    await isLocked;
+    const args = { orderId: 'o-1' };
+    const first = recordNewIntents(env.db, [intent('ni-two-groups', 0, args)], GRACE_MS);
+    const second = recordNewIntents(env.db, [intent('ni-two-groups', 1, args)], GRACE_MS);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await holder;
+    const rows = [...(await first), ...(await second)];
+    expect(rows.filter((r) => r !== null)).toHaveLength(1);
+    expect((await written('ni-two-groups')).steps).toHaveLength(1);
+  });
+
   it('waits for a transaction holding the run, and writes nothing once it committed an unwind', async () => {
     await newRun('ni-race-commit');
     await newRun('ni-race-rollback');

@@ -31,13 +31,12 @@ import { StepStatus } from '../step-status.js';
  *
  * **Concurrent duplicates.** The intake transaction reads the run's rows in a statement after `lockRun`, so
  * it sees every intake of the run committed before it got the lock: two duplicates sent at once through
- * it, one is written and the other refused. The grouped statement reads them from its own snapshot, taken
- * before it waits for the run lock: two items of one group are compared with each other (both then take
- * the transaction), and a group sees every intake committed before it started (one process sends its
- * groups one after another), but an intake of the same run that another statement (this process's intake
- * transaction, another API process's group) commits while the group waits for the run lock is not seen.
- * Closing that would need every intake to leave a newer version of the run's row, which the group could
- * compare under its lock as `markOutcomesDelivered` does (one more run-row update per call).
+ * it, one is written and the other refused. The grouped statement is one statement, whose snapshot predates
+ * its wait for the run lock; it reads the run's rows through `saga_earlier_operation` (migration 0016), a
+ * VOLATILE function, which takes a fresh snapshot once the lock is held: it too sees every intake committed
+ * before the lock was granted, whichever statement or process made it. Two items of one group are compared
+ * with each other (both then take the transaction). That function spells this rule out as it stood at its
+ * migration; `find-duplicate-operation.test.ts` checks the two agree, so a change here needs a migration.
  */
 
 /** Step statuses after which the same operation may be called again: the earlier one never took effect. */

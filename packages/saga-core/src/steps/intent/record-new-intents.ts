@@ -6,12 +6,7 @@ import { RunStatus } from '../../runs/run-status.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
-import {
-  isDuplicateOf,
-  sameOperation,
-  type OperationIdentity,
-  type OperationSql,
-} from './find-duplicate-operation.js';
+import { sameOperation, type OperationIdentity, type OperationSql } from './find-duplicate-operation.js';
 import { firstDispatchOf, type IntentInput } from './record-intent.js';
 
 /**
@@ -58,16 +53,18 @@ const ITEM_OPERATION: OperationSql = {
  * - no row is at `stepIdx` (`ON CONFLICT DO NOTHING`: an intake of the same step that committed while this
  *   statement waited for the run lock makes this one write nothing, so the step is never written twice);
  * - unless `operation` is null (a repeatable tool), no step of the run is a duplicate of it
- *   (`isDuplicateOf`: the same tool and identity values, a status that may have taken effect), and no other
+ *   (the same tool and identity values, a status that may have taken effect), and no other
  *   item of this group for the same run is the same operation (both write nothing; the intake transaction
  *   then writes the first and refuses the second). Both compare with `run.run_id`, the locked run's id (the
  *   same value as `i.run_id`): the checks are then filters of the joined rows, which the generic plan of
  *   this prepared statement estimates at one per run, rather than of each of the 10 items it assumes for
  *   `unnest`. Written with `i.run_id`, the generic plan's cost rose from 62 to 153 (71 this way), so
  *   Postgres kept planning the statement anew for every group: 0.34 ms of planning each time instead of
- *   0.03 ms (a 20-step run). Read from this statement's snapshot, like the UNKNOWN
- *   check: an intake of the same run that another statement commits while this one waits for the run lock
- *   is not seen (see "Concurrent duplicates" in `find-duplicate-operation.ts`).
+ *   0.03 ms (a 20-step run). The earlier steps are read by `saga_earlier_operation` (migration 0016),
+ *   a VOLATILE function, so with a fresh snapshot taken after the run lock: an intake of the same run that
+ *   another statement committed while this one waited for the lock is seen, as in the intake transaction
+ *   (see "Concurrent duplicates" in `find-duplicate-operation.ts`). The UNKNOWN check reads this
+ *   statement's snapshot.
  *
  * The intake event carries the call's `decision` when it has one (the join with `i`, as the outbox row's).
  *
@@ -125,8 +122,7 @@ export async function recordNewIntents(
                           WHERE u.run_id = i.run_id AND u.step_idx < i.step_idx
                             AND u.status = ${StepStatus.UNKNOWN})
          AND (i.repeatable
-              OR (NOT EXISTS (SELECT 1 FROM saga_log u
-                               WHERE u.run_id = run.run_id AND ${isDuplicateOf('u', ITEM_OPERATION)})
+              OR (saga_earlier_operation(run.run_id, i.tool, i.args, i.identity) IS NULL
                   AND NOT EXISTS (SELECT 1 FROM i j
                                    WHERE j.run_id = run.run_id AND j.step_idx <> i.step_idx
                                      AND ${sameOperation('j', ITEM_OPERATION)})))

@@ -10,7 +10,14 @@ import {
   type CaseView,
   type CorrectionView,
 } from './review-views.js';
-import type { ApprovalStatus, CaseAction, CaseStatus, CorrectionStatus, Decision } from './statuses.js';
+import type {
+  ApprovalKind,
+  ApprovalStatus,
+  CaseAction,
+  CaseStatus,
+  CorrectionStatus,
+  Decision,
+} from './statuses.js';
 
 /**
  * The operator's side of the dispatcher: the approval inbox, the manual-intervention cases and the
@@ -24,7 +31,9 @@ import type { ApprovalStatus, CaseAction, CaseStatus, CorrectionStatus, Decision
  */
 export interface ReviewMethods {
   /** The tenant's approvals, soonest deadline first. */
-  listApprovals(query?: ReviewQuery<ApprovalStatus>): Promise<readonly ApprovalView[]>;
+  listApprovals(
+    query?: ReviewQuery<ApprovalStatus> & { readonly kind?: ApprovalKind },
+  ): Promise<readonly ApprovalView[]>;
   /** One approval: the complete proposal, its hash, deadline and evidence. */
   getApproval(approvalId: string): Promise<ApprovalView>;
   /**
@@ -100,8 +109,8 @@ export function createReviewMethods(transport: Transport): ReviewMethods {
     if (typeof id !== 'string' || id === '') throw new TypeError(`${collection}: an id is required`);
     return `/v1/${collection}/${encodeURIComponent(id)}`;
   };
-  const list = (collection: string, q: ReviewQuery<string>) =>
-    withQuery(`/v1/${collection}`, { status: q.status, runId: q.runId, limit: q.limit });
+  const list = (collection: string, q: ReviewQuery<string> & { readonly kind?: string }) =>
+    withQuery(`/v1/${collection}`, { status: q.status, kind: q.kind, runId: q.runId, limit: q.limit });
   const requireHash = (what: string, hash: string) => {
     if (typeof hash !== 'string' || hash === '')
       throw new TypeError(`${what}: hash is required (the hash of what the operator read)`);

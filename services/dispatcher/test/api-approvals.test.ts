@@ -235,6 +235,16 @@ describe('held steps outside a pivot', () => {
     const inbox = await request(h, 'GET', '/v1/approvals?runId=held', undefined, op);
     const [a] = inbox.body.approvals as { id: string; hash: string; kind: string }[];
     expect(a).toMatchObject({ kind: 'step', status: 'pending' });
+    // The inbox by kind: the held step is a `step`, not a `pivot`.
+    const kinds = async (kind: string) =>
+      (
+        (await request(h, 'GET', `/v1/approvals?runId=held&kind=${kind}`, undefined, op)).body.approvals as {
+          id: string;
+        }[]
+      ).map((x) => x.id);
+    expect(await kinds('step')).toEqual([a!.id]);
+    expect(await kinds('pivot')).toEqual([]);
+    expect((await request(h, 'GET', '/v1/approvals?kind=held', undefined, op)).status).toBe(400);
     const ok = await decide(a!.id, { decision: 'approve', hash: a!.hash });
     expect(ok.status).toBe(200);
     expect((await stepAt(h, 'held', 0))?.status).toBe('INTENDED');

@@ -3,7 +3,7 @@ import type { SagaDb, SagaTrx } from '../db/connect.js';
 import type { ApprovalRow, CaseRow, CorrectionRow, StepRow } from '../db/schema.js';
 import { NotFoundError } from '../errors/errors.js';
 import { Audience } from './corrections/audience.js';
-import { type ApprovalStatus } from './approvals/approval-status.js';
+import { type ApprovalKind, type ApprovalStatus } from './approvals/approval-status.js';
 import { type CorrectionStatus } from './corrections/correction-status.js';
 import { type ReviewStatus } from './cases/case-status.js';
 
@@ -35,10 +35,14 @@ export interface QueueFilter<S extends string> {
   readonly limit: number;
 }
 
-/** A tenant's approvals, the soonest deadline first (the inbox). */
-export async function approvalQueue(db: SagaDb, f: QueueFilter<ApprovalStatus>): Promise<ApprovalRow[]> {
+/** A tenant's approvals, the soonest deadline first (the inbox), of one kind when `kind` is given. */
+export async function approvalQueue(
+  db: SagaDb,
+  f: QueueFilter<ApprovalStatus> & { readonly kind?: ApprovalKind | undefined },
+): Promise<ApprovalRow[]> {
   let q = db.selectFrom('approvals').selectAll().where('tenant_id', '=', f.tenantId);
   if (f.status) q = q.where('status', '=', f.status);
+  if (f.kind) q = q.where('kind', '=', f.kind);
   if (f.runId) q = q.where('run_id', '=', f.runId);
   return q.orderBy('expires_at').orderBy('id').limit(f.limit).execute();
 }

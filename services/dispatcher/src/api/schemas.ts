@@ -329,6 +329,10 @@ export const listQuery = z.object({
 
 export const approvalsQuery = listQuery.extend({
   status: z.enum(valuesOf(ApprovalStatus)).optional(),
+  kind: z
+    .enum(valuesOf(ApprovalKind))
+    .optional()
+    .describe('pivot, step (a held forward call), compensation (a held compensation) or renewal'),
   runId: z.string().regex(RUN_ID).optional(),
 });
 

@@ -131,7 +131,12 @@ export {
 } from './steps/intent/find-duplicate-operation.js';
 export { stepKey, compensationKey } from './steps/intent/idempotency-key.js';
 export { planIntent, type IntentPlan } from './steps/intent/plan-intent.js';
-export { recordIntent, type CallDecision, type IntentInput } from './steps/intent/record-intent.js';
+export {
+  recordIntent,
+  callDecisionSchema,
+  type CallDecision,
+  type IntentInput,
+} from './steps/intent/record-intent.js';
 export { readStepDecisions } from './steps/intent/read-step-decisions.js';
 export { recordNewIntents, type NewIntent } from './steps/intent/record-new-intents.js';
 export { listStepEvents } from './steps/list-step-events.js';
@@ -167,6 +172,28 @@ export { StepEventKind } from './steps/step-event-kind.js';
 export { StepStatus, SETTLED_STEP_STATUSES, UNRESOLVED_STEP_STATUSES } from './steps/step-status.js';
 export { STEP_TRANSITIONS, allowedSources, isLegalTransition } from './steps/step-transitions.js';
 export { transitionStep, notifyStepChanged, type TransitionInput } from './steps/transition-step.js';
+
+// --- Intake: the rules of a call for a new or retried step, in the API or in a caller's own transaction ---
+export {
+  callIntake,
+  intentOf,
+  logIntended,
+  planOf,
+  storedDependsOn,
+  type IntakeOutcome,
+  type IntakeRequest,
+} from './intake/call-intake.js';
+export { holdForApproval, type HeldCall } from './intake/hold-for-approval.js';
+export { readDispatch } from './intake/read-dispatch.js';
+export {
+  recordCallerIntent,
+  type CallerIntakeOptions,
+  type CallerIntent,
+  type CallerIntentRequest,
+  type CallerTransaction,
+} from './intake/record-caller-intent.js';
+export { diffRetryArgs, type RetryArgsDiff } from './intake/retry-args.js';
+export { resolveStep, type ResolutionInput, type StepResolution } from './intake/step-resolution.js';
 
 // --- Runs: a run's status, its transitions, rows, completion and follow-up ---
 export { completeRun, completeCheckedRun } from './runs/complete-run.js';
@@ -494,6 +521,7 @@ export {
   ToolDefinitionError,
   ToolNotRegisteredError,
   InvalidArgsError,
+  BadRequestError,
   FieldRefusal,
   type FieldIssue,
   InvalidTransitionError,

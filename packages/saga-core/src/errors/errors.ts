@@ -122,6 +122,15 @@ export abstract class FieldRefusal extends SagaError {
   }
 }
 
+/**
+ * A request failed its schema or its own rules (`dependsOn` naming a later step, a malformed body).
+ * `field` is the dotted path of the first failing field. In core because the intake that raises it for
+ * `dependsOn` runs in the API and in a caller's own transaction alike (`recordCallerIntent`).
+ */
+export class BadRequestError extends FieldRefusal {
+  readonly code = ErrorCode.BAD_REQUEST;
+}
+
 /** Arguments failed the tool's schema. `field` is the dotted path of the first failing argument. */
 export class InvalidArgsError extends FieldRefusal {
   readonly code = ErrorCode.INVALID_ARGS;

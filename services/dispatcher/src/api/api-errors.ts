@@ -1,4 +1,4 @@
-import { ErrorCode, FieldRefusal, SagaError } from '@agent-saga/core';
+import { ErrorCode, SagaError } from '@agent-saga/core';
 
 /**
  * Errors that only the HTTP intake raises. Domain errors (StepConflictError, InvalidArgsError, …) come from
@@ -11,10 +11,8 @@ export class UnauthorizedError extends SagaError {
   override readonly httpStatus = 401;
 }
 
-/** The body, path or query failed its schema. `field` is the dotted path of the first failing field. */
-export class BadRequestError extends FieldRefusal {
-  readonly code = ErrorCode.BAD_REQUEST;
-}
+/** The body, path or query failed its schema: core's (the intake raises it too, for `dependsOn`). */
+export { BadRequestError } from '@agent-saga/core';
 
 /**
  * A run id another tenant holds. Reported without saying anything about that run, so run ids of other

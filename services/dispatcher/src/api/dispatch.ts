@@ -1,29 +1,6 @@
 import type { Queue } from 'bullmq';
-import {
-  executeJobSchema,
-  withinMs,
-  type ExecuteDispatch,
-  type ExecuteJob,
-  type Logger,
-  type SagaTrx,
-} from '@agent-saga/core';
+import { withinMs, type ExecuteDispatch, type ExecuteJob, type Logger } from '@agent-saga/core';
 import { publishExecute } from '../queue/execute-queue.js';
-
-/**
- * The latest outbox message of a step, read in the transaction that wrote it, so the fast path publishes
- * exactly what the relay would (same job id, same data). A step's first dispatch, just written by the
- * intake, is built instead of read back (core's `executeDispatch(row, 1)`, the builder the intake used).
- */
-export async function readDispatch(trx: SagaTrx, key: string): Promise<ExecuteDispatch> {
-  const msg = await trx
-    .selectFrom('outbox')
-    .select(['job_id', 'payload'])
-    .where('idempotency_key', '=', key)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirstOrThrow();
-  return { jobId: msg.job_id, data: executeJobSchema.parse(msg.payload) };
-}
 
 /**
  * The fast path: adds the job right after the commit instead of waiting for the relay. Best effort and

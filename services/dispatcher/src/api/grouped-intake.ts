@@ -1,13 +1,17 @@
 import {
   executeDispatch,
+  intentOf,
+  logIntended,
+  planOf,
   recordNewIntents,
   StepStatus,
+  type IntakeOutcome,
+  type IntakeRequest,
   type NewIntent,
   type SagaDb,
   type StepRow,
 } from '@agent-saga/core';
 import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
-import { intentOf, logIntended, planOf, type IntakeOutcome, type IntakeRequest } from './call-intake.js';
 
 /**
  * The intakes of concurrent calls that each name a new step, grouped into one statement and one commit

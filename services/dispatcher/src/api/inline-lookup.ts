@@ -2,6 +2,7 @@ import {
   appendStepEvent,
   lockRun,
   lookupEvidence,
+  readDispatch,
   redispatchStep,
   settleFromLookup,
   stepSettlement,
@@ -16,7 +17,6 @@ import {
   type SagaTrx,
   type StepRow,
 } from '@agent-saga/core';
-import { readDispatch } from './dispatch.js';
 
 export interface LookupRequest {
   readonly db: SagaDb;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  callDecisionSchema,
   ApprovalKind,
   ApprovalStatus,
   CaseAction,
@@ -71,22 +72,8 @@ export type CreateRunBody = z.infer<typeof createRunBody>;
 
 export const runCreated = z.object({ runId: z.string(), status: z.enum(valuesOf(RunStatus)) });
 
-/**
- * Why 200: a model id, a prompt version, a turn id or a pointer to stored reasoning fits easily; the
- * reasoning itself does not belong in the journal (it may hold personal data), only a reference to it.
- */
-const DECISION_FIELD_MAX = 200;
-const decisionField = z.string().min(1).max(DECISION_FIELD_MAX);
-
-/** The model's decision behind a call (core's `CallDecision`); an unknown field is refused, named. */
-export const callDecision = z.strictObject({
-  model: decisionField.optional().describe('The model that chose the call'),
-  promptVersion: decisionField.optional().describe('The version of the prompt it ran under'),
-  turnId: decisionField.optional().describe("The agent's turn that produced the call"),
-  reasoningRef: decisionField
-    .optional()
-    .describe("A reference to the model's stored reasoning, not the text"),
-});
+/** The model's decision behind a call (core's `callDecisionSchema`); an unknown field is refused, named. */
+export const callDecision = callDecisionSchema;
 
 export const callBody = z.object({
   tool: z.string().min(1).describe('Name of a registered tool'),

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from 'kysely';
 import type { SagaTrx } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
@@ -20,6 +21,23 @@ export interface CallDecision {
   readonly turnId?: string;
   readonly reasoningRef?: string;
 }
+
+/**
+ * Why 200: a model id, a prompt version, a turn id or a pointer to stored reasoning fits easily; the
+ * reasoning itself does not belong in the journal (it may hold personal data), only a reference to it.
+ */
+const DECISION_FIELD_MAX = 200;
+const decisionField = z.string().min(1).max(DECISION_FIELD_MAX);
+
+/** A call's `decision` as every intake form takes it (the API's body, the caller's transaction); strict. */
+export const callDecisionSchema = z.strictObject({
+  model: decisionField.optional().describe('The model that chose the call'),
+  promptVersion: decisionField.optional().describe('The version of the prompt it ran under'),
+  turnId: decisionField.optional().describe("The agent's turn that produced the call"),
+  reasoningRef: decisionField
+    .optional()
+    .describe("A reference to the model's stored reasoning, not the text"),
+});
 
 export interface IntentInput {
   readonly runId: string;

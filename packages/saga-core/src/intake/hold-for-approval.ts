@@ -1,15 +1,13 @@
-import {
-  ApprovalKind,
-  createApproval,
-  readDbNow,
-  redactArgs,
-  resourceOf,
-  type AnyTool,
-  type ApprovalRow,
-  type IntentPlan,
-  type MoneyHold,
-  type SagaTrx,
-} from '@agent-saga/core';
+import type { SagaTrx } from '../db/connect.js';
+import { readDbNow } from '../db/db-clock.js';
+import type { ApprovalRow } from '../db/schema.js';
+import { resourceOf } from '../review/approvals/approval-resource.js';
+import { ApprovalKind } from '../review/approvals/approval-status.js';
+import { createApproval } from '../review/approvals/create-approval.js';
+import type { MoneyHold } from '../sagas/bind-call.js';
+import type { IntentPlan } from '../steps/intent/plan-intent.js';
+import type { AnyTool } from '../tools/define-tool.js';
+import { redactArgs } from '../tools/parse-args.js';
 
 /**
  * What a held step's approval needs of its call: the fields of the intake's `IntakeRequest` it reads (the

@@ -1,4 +1,6 @@
-import { canonicalJson, readPath, type AnyTool } from '@agent-saga/core';
+import type { AnyTool } from '../tools/define-tool.js';
+import { readPath } from '../tools/parse-args.js';
+import { canonicalJson } from '../util/canonical-json.js';
 
 /**
  * How a retry's arguments differ from the stored intent. A retry never sends its own arguments downstream

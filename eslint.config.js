@@ -21,7 +21,7 @@ const SRC = ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts', 'tools/*/src/**
  * stand-in for the vendors used by tests, the demo and the soak) are not production code.
  */
 const PRODUCTION = [
-  'packages/{ai-sdk,cli,client,connectors}/src/**',
+  'packages/{ai-sdk,openai-agents,cli,client,connectors}/src/**',
   'packages/saga-core/src/*.ts',
   'packages/saga-core/src/!(testing)/**',
   ...SERVICES.map((s) => `services/${s}/src/**`),
@@ -47,6 +47,12 @@ const ZONES = [
     from: ['packages/saga-core', 'services', 'packages/connectors', 'packages/cli'],
     message:
       'The AI SDK integration talks to the harness over HTTP through @agent-saga/client: no core, no service.',
+  },
+  {
+    target: 'packages/openai-agents/src',
+    from: ['packages/saga-core', 'services', 'packages/connectors', 'packages/cli'],
+    message:
+      'The OpenAI Agents SDK integration talks to the harness over HTTP through @agent-saga/client: no core, no service.',
   },
   {
     target: PRODUCTION,

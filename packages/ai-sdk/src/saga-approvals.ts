@@ -1,11 +1,12 @@
 import {
-  ApprovalKind,
   ApprovalStatus,
-  CallStatus,
   type ApprovalView,
   type RunHandle,
   type SagaClient,
   type SettledOutcome,
+  findHeldStep,
+  settledOutcomeOfStep,
+  type FoundHeldStep,
 } from '@agent-saga/client';
 import type { ToolApprovalResponse } from 'ai';
 
@@ -91,11 +92,6 @@ export interface SagaApprovals {
 /** Why 250 ms: a person decides in seconds at best; a poll this often costs the dispatcher nothing. */
 const DEFAULT_POLL_MS = 250;
 
-/** What the model reads when the log says a person refused the held call. */
-const REJECTED_MESSAGE =
-  'A person refused this call in agent-saga before it was sent; nothing happened. Do not reach the same ' +
-  'goal another way.';
-
 /**
  * Creates the bridge over a client that can read approvals and runs (an agent token may read them; only
  * an operator token may decide).
@@ -105,23 +101,13 @@ export function createSagaApprovals(client: Pick<SagaClient, 'listApprovals' | '
   const runs = new Map<string, RunHandle>();
 
   /** The held step behind `call` and its newest approval: by what this process saw, else by arguments. */
-  async function locate(
-    call: ToolCallRef,
-  ): Promise<{ runId: string; stepIdx: number; approval: ApprovalView } | undefined> {
-    const known = byCall.get(call.toolCallId);
-    for (const runId of known ? [known.runId] : [...runs.keys()]) {
-      const approvals = await client.listApprovals({ runId, limit: 500 });
-      const newestFirst = [...approvals].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-      for (const approval of newestFirst) {
-        const step = approval.steps.find((s) =>
-          known
-            ? s.stepIdx === known.stepIdx && s.idempotencyKey === known.idempotencyKey
-            : approval.kind === ApprovalKind.STEP && s.tool === call.toolName && contains(s.args, call.input),
-        );
-        if (step) return { runId, stepIdx: step.stepIdx, approval };
-      }
-    }
-    return undefined;
+  async function locate(call: ToolCallRef): Promise<FoundHeldStep | undefined> {
+    return findHeldStep(client, {
+      known: byCall.get(call.toolCallId),
+      runIds: [...runs.keys()],
+      tool: call.toolName,
+      input: call.input,
+    });
   }
 
   async function decidedResponses(content: readonly ApprovalRequestPart[]) {
@@ -173,40 +159,7 @@ export function createSagaApprovals(client: Pick<SagaClient, 'listApprovals' | '
     async settledOutcome(runId, call) {
       const found = await locate(call);
       if (!found || found.runId !== runId) return undefined;
-      const step = (await client.getRun(runId)).steps.find((s) => s.stepIdx === found.stepIdx);
-      if (!step) return undefined;
-      const base = { stepIdx: step.stepIdx, idempotencyKey: step.idempotencyKey };
-      switch (step.status) {
-        case CallStatus.CONFIRMED:
-          return {
-            ...base,
-            status: CallStatus.CONFIRMED,
-            externalRef: step.externalRef,
-            result: step.result,
-            replayed: true,
-          };
-        case CallStatus.FAILED:
-          return { ...base, status: CallStatus.FAILED, error: step.error, replayed: true };
-        case CallStatus.REJECTED:
-          return { ...base, status: CallStatus.REJECTED, message: REJECTED_MESSAGE };
-        default:
-          return undefined;
-      }
+      return settledOutcomeOfStep(client, runId, found.stepIdx);
     },
   };
-}
-
-/**
- * True when every field the model gave equals the stored argument (deeply). The stored arguments may have
- * more: the harness fills in its schema's defaults (`vars: {}`) before it writes them.
- */
-function contains(stored: unknown, given: unknown): boolean {
-  if (typeof given !== 'object' || given === null) return Object.is(stored, given);
-  if (typeof stored !== 'object' || stored === null) return false;
-  if (Array.isArray(given))
-    return (
-      Array.isArray(stored) && stored.length === given.length && given.every((g, i) => contains(stored[i], g))
-    );
-  const s = stored as Record<string, unknown>;
-  return Object.entries(given).every(([k, v]) => Object.hasOwn(s, k) && contains(s[k], v));
 }

@@ -1,14 +1,16 @@
 import {
   CallStatus,
+  errorResult,
+  isToolArgs,
+  NOT_AN_OBJECT_RESULT,
+  outcomeResult,
   type CallOutcome,
   type RunHandle,
   type SagaClient,
   type ToolView,
 } from '@agent-saga/client';
 import { jsonSchema, tool, type ModelMessage, type Tool, type ToolSet } from 'ai';
-import { errorResult } from './refusal-result.js';
 import type { SagaApprovals } from './saga-approvals.js';
-import { outcomeResult, type RefusalResult } from './tool-result.js';
 
 export interface SagaToolsOptions {
   /** The harness's tools, as `client.listTools()` describes them (`GET /v1/tools`). */
@@ -52,7 +54,7 @@ const CLASS_NOTE: Readonly<Record<string, string>> = {
  * through `run.call`, so the run handle, never the model, decides which step a call is, and a call
  * repeated after a lost answer is a retry of the same step with the same idempotency key.
  *
- * What the model reads (see `tool-result.ts`): a pure tool's result as it is; CONFIRMED with its result
+ * What the model reads (see `tool-answers.ts` in `@agent-saga/client`): a pure tool's result as it is; CONFIRMED with its result
  * and external ref; UNKNOWN and INTENDED as a result that says the outcome is not known yet, that the
  * harness is asking the real system by the same key, and that the same call again returns the resolved
  * outcome without acting twice; FAILED and REJECTED as results that say nothing happened; a refusal
@@ -82,7 +84,7 @@ export function sagaTools(run: RunHandle, options: SagaToolsOptions): ToolSet {
   approvals?.attach(run);
 
   const submit = (name: string, input: unknown): Promise<Submission> =>
-    isArgs(input)
+    isToolArgs(input)
       ? run.call(name, input, waitMs === undefined ? {} : { waitMs }).then(
           (outcome) => ({ ok: true, outcome }),
           (error: unknown) => ({ ok: false, error }),
@@ -187,19 +189,5 @@ function describe(view: ToolView): string {
   return [view.description ?? view.name, note].filter(Boolean).join(' ');
 }
 
-/** The arguments are a JSON object; the harness validates the rest (INVALID_ARGS naming the field). */
-function isArgs(input: unknown): input is Readonly<Record<string, unknown>> {
-  return typeof input === 'object' && input !== null && !Array.isArray(input);
-}
-
 /** Marks a call whose input could not be sent at all, so nothing went to the harness. */
 const NOT_AN_OBJECT = Symbol('not an object');
-
-/** What the model reads then, shaped as the harness's own INVALID_ARGS refusal. */
-const NOT_AN_OBJECT_RESULT: RefusalResult = {
-  status: 'REFUSED',
-  code: 'INVALID_ARGS',
-  message: 'The arguments must be a JSON object with the fields of the tool’s input schema.',
-  field: 'args',
-  whatToDo: 'Call the tool again with its arguments as one JSON object.',
-};

@@ -124,7 +124,8 @@ describe('sagaTools in a generateText loop against the sandbox', () => {
       nth: 1,
       kind: 'error_after',
     });
-    const { model, seen } = scriptedModel(patient({ call: 'charge_card', args: CHARGE }));
+    // Why 250 ms: 20 turns then span 5 s, well past Stripe's search lag on a loaded machine.
+    const { model, seen } = scriptedModel(patient({ call: 'charge_card', args: CHARGE }), { thinkMs: 250 });
     const result = await generateText({
       model,
       tools: toolsFor(runId),

@@ -37,11 +37,20 @@ export interface ScriptedModel {
   readonly seen: SeenResult[];
 }
 
-export function scriptedModel(script: Script): ScriptedModel {
+export interface ScriptedModelOptions {
+  /**
+   * A pause before each turn after the first, as a real model takes to answer: a script that repeats a
+   * call until it settles would otherwise spend its turns in milliseconds, before a vendor's search lag.
+   */
+  readonly thinkMs?: number;
+}
+
+export function scriptedModel(script: Script, { thinkMs = 0 }: ScriptedModelOptions = {}): ScriptedModel {
   const seen: SeenResult[] = [];
   let turn = 0;
   let calls = 0;
-  const doGenerate = (options: CallOptions): Promise<GenerateResult> => {
+  const doGenerate = async (options: CallOptions): Promise<GenerateResult> => {
+    if (turn > 0 && thinkMs > 0) await new Promise((r) => setTimeout(r, thinkMs));
     const all = resultsIn(options.prompt);
     const fresh = all.filter((r) => !seen.some((s) => s.toolCallId === r.toolCallId));
     seen.push(...fresh);
@@ -56,7 +65,7 @@ export function scriptedModel(script: Script): ScriptedModel {
             input: JSON.stringify(m.args),
           },
     );
-    return Promise.resolve({
+    return {
       content,
       finishReason: {
         unified: content.some((c) => c.type === 'tool-call') ? 'tool-calls' : 'stop',
@@ -67,7 +76,7 @@ export function scriptedModel(script: Script): ScriptedModel {
         outputTokens: { total: 10, text: 10, reasoning: undefined },
       },
       warnings: [],
-    });
+    };
   };
   return { model: new MockLanguageModelV3({ doGenerate }), seen };
 }

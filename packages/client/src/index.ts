@@ -57,6 +57,16 @@ export {
 } from './definition-view.js';
 export { toolViewSchema, toolListSchema, type ToolView } from './tool-view.js';
 export {
+  outcomeResult,
+  errorResult,
+  unknownResult,
+  isToolArgs,
+  NOT_AN_OBJECT_RESULT,
+  UNKNOWN_WHAT_TO_DO,
+  type SagaToolResult,
+  type RefusalResult,
+} from './tool-answers.js';
+export {
   approvalViewSchema,
   approvalEvidenceSchema,
   proposedStepSchema,
@@ -109,3 +119,11 @@ export {
   ToolOutcomeUnknown,
   type ApiErrorInit,
 } from './errors.js';
+export {
+  argsContain,
+  findHeldStep,
+  settledOutcomeOfStep,
+  REJECTED_HELD_CALL_MESSAGE,
+  type FoundHeldStep,
+  type KnownHeldStep,
+} from './held-steps.js';

@@ -8,7 +8,6 @@ export {
   type StepWatch,
   type WakeReason,
 } from './api/settle-waiter.js';
-export { resolveStep, type StepResolution, type ResolutionInput } from './api/step-resolution.js';
 export { UNKNOWN_OUTCOME_MESSAGE } from './api/call-outcome.js';
 export { MAX_WAIT_MS } from './api/schemas.js';
 export { UnauthorizedError, BadRequestError, RunIdTakenError } from './api/api-errors.js';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StepConflictError, StepUnresolvedError } from '@agent-saga/core';
-import { resolveStep, type ResolutionInput } from '../src/api/step-resolution.js';
+import { resolveStep, StepConflictError, StepUnresolvedError, type ResolutionInput } from '@agent-saga/core';
 
 const base: ResolutionInput = {
   tool: 'create_note',

@@ -1,11 +1,13 @@
+import type { z } from 'zod';
 import type { RunPolicy } from '../../db/schema.js';
+import { sagaPolicySchema } from '../../sagas/saga-policy.js';
 import type { MoneyMove } from '../../tools/define-tool.js';
 
 /**
  * The run policy's rules for recovery (issue 12): which compensations wait for a person, and how long the
  * run's authority lasts. A typed view over `runs.policy`, which the API validates at creation
- * (`sagaPolicySchema`); read here field by field, so a run created before these fields existed (or with
- * none of them) reads as "no rule": an unbound run recovers exactly as before.
+ * (`sagaPolicySchema`); read here field by field with that schema, so a run created before these fields
+ * existed (or with none of them) reads as "no rule": an unbound run recovers exactly as before.
  */
 export interface RecoveryPolicy {
   /** By currency (three letters, any case), in minor units: a compensation moving more waits for a person. */
@@ -16,24 +18,24 @@ export interface RecoveryPolicy {
   readonly authorityTtlMs?: number;
 }
 
-/** The recovery rules of a run's stored policy; fields of the wrong type count as absent. */
+/**
+ * The recovery rules of a run's stored policy, each field read with its own schema from `sagaPolicySchema`
+ * (one home for what a valid field is): a field that does not parse counts as absent, so a row written
+ * before the field existed, or by an older version, reads as "no rule" rather than failing the recovery.
+ */
 export function recoveryPolicyOf(policy: RunPolicy | null | undefined): RecoveryPolicy {
   const p = (policy ?? {}) as Record<string, unknown>;
-  const money = p.approveMoneyAbove;
-  const limits =
-    money !== null && typeof money === 'object'
-      ? Object.fromEntries(
-          Object.entries(money as Record<string, unknown>)
-            .filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]))
-            .map(([cur, amount]) => [cur.toLowerCase(), amount]),
-        )
-      : undefined;
+  const field = <K extends keyof typeof sagaPolicySchema.shape>(key: K) => {
+    const parsed = sagaPolicySchema.shape[key].safeParse(p[key]);
+    return parsed.success ? (parsed.data as z.infer<(typeof sagaPolicySchema.shape)[K]>) : undefined;
+  };
+  const money = field('approveMoneyAbove');
+  const limits = money && Object.fromEntries(Object.entries(money).map(([c, a]) => [c.toLowerCase(), a]));
+  const ttl = field('authorityTtlMs');
   return {
     ...(limits && Object.keys(limits).length ? { approveMoneyAbove: limits } : {}),
-    ...(p.approveDeletions === true ? { approveDeletions: true } : {}),
-    ...(typeof p.authorityTtlMs === 'number' && p.authorityTtlMs > 0
-      ? { authorityTtlMs: p.authorityTtlMs }
-      : {}),
+    ...(field('approveDeletions') === true ? { approveDeletions: true } : {}),
+    ...(ttl !== undefined ? { authorityTtlMs: ttl } : {}),
   };
 }
 

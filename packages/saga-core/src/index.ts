@@ -81,7 +81,7 @@ export {
   type MoneyHold,
 } from './sagas/bind-call.js';
 export { checkAttempts, checkBudget, checkDeadline } from './sagas/check-budget.js';
-export { moneyContextOf, moneyOfCall, movedByRun } from './sagas/money-moved.js';
+export { compensationMoneyContext, moneyContextOf, moneyOfCall, movedByRun } from './sagas/money-moved.js';
 export type {
   InvariantEnding,
   InvariantLookupContext,

@@ -3,6 +3,7 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { UsedStep } from '../runs/read-run-usage.js';
 import { NEVER_TOOK_EFFECT_STATUSES } from '../steps/intent/find-duplicate-operation.js';
 import type { MoneyAmounts } from './saga-budget.js';
+import type { StepRow } from '../db/schema.js';
 
 /**
  * The money a run moves, counted from what each money-moving tool declares (`moves`), in one place for the
@@ -18,8 +19,25 @@ export function moneyContextOf(
   steps: readonly UsedStep[],
 ): MoneyContext {
   const refs = new Set(Object.values(args).filter((v): v is string => typeof v === 'string'));
-  const of = steps.find((s) => s.externalRef !== null && refs.has(s.externalRef));
-  return of ? { of: { tool: of.tool, args: of.args, externalRef: of.externalRef, result: of.result } } : {};
+  return contextOf(steps.find((s) => s.externalRef !== null && refs.has(s.externalRef)));
+}
+
+/**
+ * What a compensation's `moves` reads: the forward step it undoes (`ctx.of`), from the step's row, or no
+ * context when the row is gone. The compensator's approval check asks this, so forward calls and
+ * compensations see a step through the same projection.
+ */
+export function compensationMoneyContext(
+  forward: Pick<StepRow, 'tool' | 'args' | 'external_ref' | 'result'> | undefined,
+): MoneyContext {
+  return contextOf(forward && { ...forward, externalRef: forward.external_ref });
+}
+
+/** The step a call acts on, as `moves` may read it: its tool, stored arguments, external ref and result. */
+function contextOf(step: MoneyContext['of'] | undefined): MoneyContext {
+  return step
+    ? { of: { tool: step.tool, args: step.args, externalRef: step.externalRef, result: step.result } }
+    : {};
 }
 
 /** What one call moves (currency lower-cased), or null when its tool moves no money with these arguments. */

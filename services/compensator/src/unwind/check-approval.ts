@@ -1,5 +1,6 @@
 import {
   approvalNeed,
+  compensationMoneyContext,
   proposalHash,
   redactArgs,
   resourceOf,
@@ -82,7 +83,7 @@ async function decide(d: UnwindDeps, pass: CompensationPass, cmd: Command): Prom
   const forward = pass.steps.find((s) => s.step_idx === comp.step_idx);
   let move: MoneyMove | null;
   try {
-    move = cmd.tool.moves?.(cmd.args, forward ? { of: forwardOf(forward) } : {}) ?? null;
+    move = cmd.tool.moves?.(cmd.args, compensationMoneyContext(forward)) ?? null;
   } catch (err) {
     return ended(
       giveUp(`the money compensation ${cmd.tool.name} moves cannot be read: ${(err as Error).message}`),
@@ -93,13 +94,6 @@ async function decide(d: UnwindDeps, pass: CompensationPass, cmd: Command): Prom
   if (!need) return cmd;
   return ended(holdFor(pass, cmd, proposed, need, forward), cmd.lookups);
 }
-
-const forwardOf = (s: StepRow) => ({
-  tool: s.tool,
-  args: s.args,
-  externalRef: s.external_ref,
-  result: s.result,
-});
 
 /**
  * What the person deciding a held compensation reads: the intended action (tool and arguments, secrets

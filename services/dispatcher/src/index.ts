@@ -10,7 +10,7 @@ export {
 } from './api/settle-waiter.js';
 export { UNKNOWN_OUTCOME_MESSAGE } from './api/call-outcome.js';
 export { MAX_WAIT_MS } from './api/schemas.js';
-export { UnauthorizedError, BadRequestError, RunIdTakenError } from './api/api-errors.js';
+export { UnauthorizedError, RunIdTakenError } from './api/api-errors.js';
 export { createApiMetrics, type ApiMetrics } from './metrics/api-metrics.js';
 // --- relay and executor ---
 export { loadDispatcherConfig, dispatcherConfigSchema, type DispatcherConfig } from './config.js';

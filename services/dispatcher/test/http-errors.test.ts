@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  BadRequestError,
   ClientError,
   InvalidTransitionError,
   OutcomeUnknownError,
   ToolNotRegisteredError,
   type CorrectionRow,
 } from '@agent-saga/core';
-import { BadRequestError } from '../src/api/api-errors.js';
 import { toHttpError } from '../src/api/http-errors.js';
 import { PureToolError } from '../src/api/run-pure-tool.js';
 import { CorrectionOutcomeUnknownError, CorrectionRefusedError } from '../src/api/send-correction.js';

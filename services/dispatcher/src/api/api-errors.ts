@@ -11,9 +11,6 @@ export class UnauthorizedError extends SagaError {
   override readonly httpStatus = 401;
 }
 
-/** The body, path or query failed its schema: core's (the intake raises it too, for `dependsOn`). */
-export { BadRequestError } from '@agent-saga/core';
-
 /**
  * A run id another tenant holds. Reported without saying anything about that run, so run ids of other
  * tenants cannot be probed.

@@ -1,4 +1,5 @@
 import {
+  BadRequestError,
   InvalidArgsError,
   parseArgs,
   ToolClass,
@@ -6,7 +7,6 @@ import {
   type PivotCommitStep,
   type ToolRegistry,
 } from '@agent-saga/core';
-import { BadRequestError } from './api-errors.js';
 
 /** A commit step as the request body names it: a tool by name and its arguments, unparsed. */
 export interface PivotCommitBody {

@@ -4,7 +4,6 @@
  * agent and an operator token; the route in the OpenAPI document; `listDefinitions()` of the client.
  */
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import type { Queue } from 'bullmq';
@@ -21,25 +20,7 @@ import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { buildApi, type ApiApp } from '../src/api/build-api.js';
 import { loadDispatcherConfig } from '../src/config.js';
 import { createExecuteQueue } from '../src/queue/execute-queue.js';
-
-const SUPPORT_AGENT_TOOLS = fileURLToPath(
-  new URL('../../../packages/connectors/src/support-agent-tools.ts', import.meta.url),
-);
-
-/** What the connectors read at import; nothing is called, so no vendor needs to answer. */
-const CONNECTOR_ENV = {
-  STRIPE_SECRET_KEY: 'sk_test_definitions',
-  STRIPE_API_BASE: 'http://127.0.0.1:9',
-  JIRA_BASE_URL: 'http://127.0.0.1:9',
-  JIRA_EMAIL: 'agent@example.com',
-  JIRA_API_TOKEN: 'jira-token',
-  JIRA_PROJECT_KEY: 'SUP',
-  EMAIL_API_BASE: 'http://127.0.0.1:9',
-  EMAIL_API_KEY: 'email-key',
-  EMAIL_FROM: 'support@example.com',
-  SHIPPING_API_BASE: 'http://127.0.0.1:9',
-  SHIPPING_API_KEY: 'shipping-key',
-};
+import { OFFLINE_CONNECTOR_ENV, SUPPORT_AGENT_TOOLS } from './bound-runs-harness.js';
 
 let env: TestEnv;
 let app: ApiApp;
@@ -50,7 +31,7 @@ let operatorToken: string;
 
 beforeAll(async () => {
   env = await createTestEnv('api_definitions');
-  Object.assign(process.env, CONNECTOR_ENV, { DATABASE_URL: env.databaseUrl });
+  Object.assign(process.env, OFFLINE_CONNECTOR_ENV, { DATABASE_URL: env.databaseUrl });
   const { tools, definitions } = await loadToolModule(SUPPORT_AGENT_TOOLS);
   const config = loadDispatcherConfig({
     ...env.env,

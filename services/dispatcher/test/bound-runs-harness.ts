@@ -26,9 +26,12 @@ export const SUPPORT_AGENT_TOOLS = fileURLToPath(
   new URL('../../../packages/connectors/src/support-agent-tools.ts', import.meta.url),
 );
 
-/** What the connectors read at import; nothing is called, so no vendor needs to answer. */
-const CONNECTOR_ENV = {
-  STRIPE_SECRET_KEY: 'sk_test_bound_runs',
+/**
+ * What the connectors read at import, for tests that load the support tools in process and call no vendor
+ * (every base URL is a closed port).
+ */
+export const OFFLINE_CONNECTOR_ENV: Readonly<Record<string, string>> = {
+  STRIPE_SECRET_KEY: 'sk_test_offline',
   STRIPE_API_BASE: 'http://127.0.0.1:9',
   JIRA_BASE_URL: 'http://127.0.0.1:9',
   JIRA_EMAIL: 'agent@example.com',
@@ -64,7 +67,7 @@ export async function startBoundRunsHarness(
   extraDefinitions: readonly SagaSpec[] = [],
 ): Promise<BoundRunsHarness> {
   const env = await createTestEnv(label);
-  Object.assign(process.env, CONNECTOR_ENV, { DATABASE_URL: env.databaseUrl });
+  Object.assign(process.env, OFFLINE_CONNECTOR_ENV, { DATABASE_URL: env.databaseUrl });
   const loaded = await loadToolModule(SUPPORT_AGENT_TOOLS);
   const module: ToolModule = {
     ...loaded,

@@ -28,6 +28,12 @@ const PRODUCTION = [
 ];
 
 /**
+ * The agent-framework integrations, by package folder: each reaches the harness only through
+ * `@agent-saga/client` (HTTP), so an agent backend that installs one pulls in no Postgres driver.
+ */
+const FRAMEWORK_ADAPTERS = { 'ai-sdk': 'AI SDK', 'openai-agents': 'OpenAI Agents SDK' };
+
+/**
  * Which folder may import which, checked on resolved paths (so `@agent-saga/dispatcher` and
  * `../../dispatcher/src/…` are the same import). Each zone forbids its `target` files to import `from`.
  */
@@ -42,18 +48,11 @@ const ZONES = [
     from: ['services', 'packages/connectors', 'packages/cli', 'packages/client'],
     message: 'Core imports no service and no connector: they depend on it, never the other way round.',
   },
-  {
-    target: 'packages/ai-sdk/src',
+  ...Object.entries(FRAMEWORK_ADAPTERS).map(([pkg, framework]) => ({
+    target: `packages/${pkg}/src`,
     from: ['packages/saga-core', 'services', 'packages/connectors', 'packages/cli'],
-    message:
-      'The AI SDK integration talks to the harness over HTTP through @agent-saga/client: no core, no service.',
-  },
-  {
-    target: 'packages/openai-agents/src',
-    from: ['packages/saga-core', 'services', 'packages/connectors', 'packages/cli'],
-    message:
-      'The OpenAI Agents SDK integration talks to the harness over HTTP through @agent-saga/client: no core, no service.',
-  },
+    message: `The ${framework} integration talks to the harness over HTTP through @agent-saga/client: no core, no service.`,
+  })),
   {
     target: PRODUCTION,
     from: ['tools/**'],

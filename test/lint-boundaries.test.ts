@@ -124,6 +124,24 @@ describe('import directions', () => {
   });
 });
 
+/** The agent-framework integrations: each reaches the harness only through the client, over HTTP. */
+describe.each(['ai-sdk', 'openai-agents'])('@agent-saga/%s imports', (pkg) => {
+  it('core and the services are reported; the client is not', async () => {
+    const at = (code: string) => lintAt(`packages/${pkg}/src/probe.ts`, code).then(reported);
+    expect(await at("import { createDb } from '@agent-saga/core';\nexport const x = createDb;\n")).toEqual([
+      { ruleId: ZONE_RULE, message: expect.stringContaining('through @agent-saga/client') as string },
+    ]);
+    expect(
+      await at("import { buildApi } from '@agent-saga/dispatcher';\nexport const x = buildApi;\n"),
+    ).not.toEqual([]);
+    expect(
+      await at(
+        "import { createSagaClient } from '@agent-saga/client';\nexport const x = createSagaClient;\n",
+      ),
+    ).toEqual([]);
+  });
+});
+
 describe('import cycles', () => {
   /** Under core's src, so that core's tsconfig puts the files in its program and the rule watches them. */
   const DIR = 'packages/saga-core/src/__lint-cycle-probe__';

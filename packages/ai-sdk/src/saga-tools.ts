@@ -1,52 +1,29 @@
 import {
   CallStatus,
-  errorResult,
-  isToolArgs,
-  NOT_AN_OBJECT_RESULT,
-  outcomeResult,
-  type CallOutcome,
+  chooseTools,
+  describeForModel,
+  holdableByDefault,
+  submissionResult,
+  submitCall,
+  type AgentToolOptions,
   type RunHandle,
   type SagaClient,
+  type Submission,
   type ToolView,
 } from '@agent-saga/client';
 import { jsonSchema, tool, type ModelMessage, type Tool, type ToolSet } from 'ai';
 import type { SagaApprovals } from './saga-approvals.js';
 
-export interface SagaToolsOptions {
-  /** The harness's tools, as `client.listTools()` describes them (`GET /v1/tools`). */
-  readonly tools: readonly ToolView[];
-  /** Which of them the model gets: names, or a test on the description; every tool when absent. */
-  readonly include?: readonly string[] | ((tool: ToolView) => boolean);
+/** Which tools, which may be held, how long a call waits (see `AgentToolOptions`), and the approvals. */
+export interface SagaToolsOptions extends AgentToolOptions {
   /**
    * The bridge to agent-saga's approvals (`createSagaApprovals(client)`): it learns which SDK tool calls
    * the harness holds, and turns operators' decisions into the SDK's approval responses. Without it the
    * SDK's approval flow still runs for held calls, and the app reads the harness's approvals itself.
+   * Which calls go through it: `holdable` (see `sagaTools`).
    */
   readonly approvals?: SagaApprovals;
-  /**
-   * Which tools' calls may be held for a person, and so go to the harness from the SDK's `needsApproval`
-   * check (see `sagaTools`). Default: the tools whose every call is held (`needsApproval`, irreversible
-   * ones) and those that move money (a run's `approveMoneyAbove` may hold them). A call of another tool
-   * that the harness holds all the same is answered AWAITING_APPROVAL as a plain result.
-   */
-  readonly holdable?: (tool: ToolView) => boolean;
-  /** How long each call may wait for its step to settle (the dispatcher's `waitMs`, ≤ 60 000 ms). */
-  readonly waitMs?: number;
 }
-
-/** What one call to the harness came to: its outcome, or what `run.call` threw. */
-type Submission =
-  { readonly ok: true; readonly outcome: CallOutcome } | { readonly ok: false; readonly error: unknown };
-
-const defaultHoldable = (t: ToolView) => t.needsApproval || t.movesMoney;
-
-/** A sentence the model reads after the tool's own description: what the harness does with its calls. */
-const CLASS_NOTE: Readonly<Record<string, string>> = {
-  pure: 'Read-only.',
-  reversible: 'Recorded in agent-saga’s intent log; undone if the run unwinds.',
-  compensatable: 'Recorded in agent-saga’s intent log; undone if the run unwinds.',
-  irreversible: 'Irreversible: agent-saga holds each call for a person’s approval before it is sent.',
-};
 
 /**
  * The run's tools as an AI SDK `ToolSet`: each one's `inputSchema` is the harness's JSON Schema (the
@@ -68,30 +45,16 @@ const CLASS_NOTE: Readonly<Record<string, string>> = {
  * harness does not hold it, its outcome is kept for `execute`, which returns it without a second call.
  */
 export function sagaTools(run: RunHandle, options: SagaToolsOptions): ToolSet {
-  const { include, approvals, holdable = defaultHoldable, waitMs } = options;
-  const chosen = options.tools.filter((t) =>
-    include === undefined ? true : typeof include === 'function' ? include(t) : include.includes(t.name),
-  );
-  if (Array.isArray(include)) {
-    const missing = include.filter((n) => !options.tools.some((t) => t.name === n));
-    if (missing.length > 0)
-      throw new RangeError(`sagaTools: include names tools the harness does not have: ${missing.join(', ')}`);
-  }
+  const { approvals, holdable = holdableByDefault, waitMs } = options;
+  const chosen = chooseTools(options, 'sagaTools');
   /** Outcomes of calls sent from `needsApproval` and not held, by the SDK's tool call id, for `execute`. */
   const early = new Map<string, Promise<Submission>>();
   /** The SDK tool calls the harness held, as far as this process saw them. */
   const held = new Set<string>();
   approvals?.attach(run);
 
-  const submit = (name: string, input: unknown): Promise<Submission> =>
-    isToolArgs(input)
-      ? run.call(name, input, waitMs === undefined ? {} : { waitMs }).then(
-          (outcome) => ({ ok: true, outcome }),
-          (error: unknown) => ({ ok: false, error }),
-        )
-      : Promise.resolve({ ok: false, error: NOT_AN_OBJECT });
-  const toResult = (s: Submission): unknown =>
-    s.ok ? outcomeResult(s.outcome) : s.error === NOT_AN_OBJECT ? NOT_AN_OBJECT_RESULT : errorResult(s.error);
+  const submit = (name: string, input: unknown) => submitCall(run, name, input, waitMs);
+  const toResult = submissionResult;
 
   /**
    * The SDK's check before a call runs. It also runs again when the app answers an approval request (the
@@ -136,7 +99,7 @@ export function sagaTools(run: RunHandle, options: SagaToolsOptions): ToolSet {
 
   const toolFor = (view: ToolView): Tool<unknown, unknown> =>
     tool<unknown, unknown>({
-      description: describe(view),
+      description: describeForModel(view),
       inputSchema: jsonSchema<unknown>(view.inputSchema),
       ...(holdable(view)
         ? {
@@ -183,11 +146,3 @@ function wasAskedAbout(messages: readonly ModelMessage[], toolCallId: string): b
       m.content.some((p) => p.type === 'tool-approval-request' && p.toolCallId === toolCallId),
   );
 }
-
-function describe(view: ToolView): string {
-  const note = CLASS_NOTE[view.class];
-  return [view.description ?? view.name, note].filter(Boolean).join(' ');
-}
-
-/** Marks a call whose input could not be sent at all, so nothing went to the harness. */
-const NOT_AN_OBJECT = Symbol('not an object');

@@ -67,6 +67,15 @@ export {
   type RefusalResult,
 } from './tool-answers.js';
 export {
+  chooseTools,
+  describeForModel,
+  holdableByDefault,
+  submissionResult,
+  submitCall,
+  type AgentToolOptions,
+  type Submission,
+} from './agent-tools.js';
+export {
   approvalViewSchema,
   approvalEvidenceSchema,
   proposedStepSchema,

@@ -1,37 +1,28 @@
 import {
   CallStatus,
-  errorResult,
-  isToolArgs,
-  NOT_AN_OBJECT_RESULT,
-  outcomeResult,
-  type CallOutcome,
+  chooseTools,
+  describeForModel,
+  holdableByDefault,
+  submissionResult,
+  submitCall,
+  type AgentToolOptions,
   type RunHandle,
   type SagaClient,
+  type Submission,
   type ToolView,
 } from '@agent-saga/client';
 import { tool, type FunctionTool, type RunContext, type ToolInputParameters } from '@openai/agents';
 import type { SagaAgentApprovals } from './saga-agent-approvals.js';
 
-export interface SagaAgentToolsOptions {
-  /** The harness's tools, as `client.listTools()` describes them (`GET /v1/tools`). */
-  readonly tools: readonly ToolView[];
-  /** Which of them the model gets: names, or a test on the description; every tool when absent. */
-  readonly include?: readonly string[] | ((tool: ToolView) => boolean);
+/** Which tools, which may be held, how long a call waits (see `AgentToolOptions`), and the approvals. */
+export interface SagaAgentToolsOptions extends AgentToolOptions {
   /**
    * The bridge to agent-saga's approvals (`createSagaAgentApprovals(client)`): it learns which SDK calls
    * the harness holds, and turns operators' decisions into the SDK's `state.approve` / `state.reject`.
    * Without it the run still interrupts on held calls, and the app reads the harness's approvals itself.
+   * Which calls go through it: `holdable` (see `sagaAgentTools`).
    */
   readonly approvals?: SagaAgentApprovals;
-  /**
-   * Which tools' calls may be held for a person, and so go to the harness from the SDK's `needsApproval`
-   * check (see `sagaAgentTools`). Default: the tools whose every call is held (`needsApproval`,
-   * irreversible ones) and those that move money (a run's `approveMoneyAbove` may hold them). A call of
-   * another tool that the harness holds all the same is answered AWAITING_APPROVAL as a plain result.
-   */
-  readonly holdable?: (tool: ToolView) => boolean;
-  /** How long each call may wait for its step to settle (the dispatcher's `waitMs`, ≤ 60 000 ms). */
-  readonly waitMs?: number;
 }
 
 /** The SDK's non-strict JSON Schema parameters (its `JsonObjectSchemaNonStrict`, not exported by name). */
@@ -39,20 +30,6 @@ type JsonParameters = Extract<ToolInputParameters, { readonly additionalProperti
 
 /** A function tool of the Agents SDK as `sagaAgentTools` makes them: JSON Schema in, JSON text out. */
 export type SagaAgentTool = FunctionTool<unknown, JsonParameters, string>;
-
-/** What one call to the harness came to: its outcome, or what `run.call` threw. */
-type Submission =
-  { readonly ok: true; readonly outcome: CallOutcome } | { readonly ok: false; readonly error: unknown };
-
-const defaultHoldable = (t: ToolView) => t.needsApproval || t.movesMoney;
-
-/** A sentence the model reads after the tool's own description: what the harness does with its calls. */
-const CLASS_NOTE: Readonly<Record<string, string>> = {
-  pure: 'Read-only.',
-  reversible: 'Recorded in agent-saga’s intent log; undone if the run unwinds.',
-  compensatable: 'Recorded in agent-saga’s intent log; undone if the run unwinds.',
-  irreversible: 'Irreversible: agent-saga holds each call for a person’s approval before it is sent.',
-};
 
 /**
  * The run's tools as Agents SDK function tools (`tool()`): each one's `parameters` is the harness's JSON
@@ -79,38 +56,16 @@ const CLASS_NOTE: Readonly<Record<string, string>> = {
  * returns it without a second call.
  */
 export function sagaAgentTools(run: RunHandle, options: SagaAgentToolsOptions): SagaAgentTool[] {
-  const { include, approvals, holdable = defaultHoldable, waitMs } = options;
-  if (Array.isArray(include)) {
-    const missing = include.filter((n) => !options.tools.some((t) => t.name === n));
-    if (missing.length > 0)
-      throw new RangeError(
-        `sagaAgentTools: include names tools the harness does not have: ${missing.join(', ')}`,
-      );
-  }
-  const chosen = options.tools.filter((t) =>
-    include === undefined ? true : typeof include === 'function' ? include(t) : include.includes(t.name),
-  );
+  const { approvals, holdable = holdableByDefault, waitMs } = options;
+  const chosen = chooseTools(options, 'sagaAgentTools');
   /** Outcomes of calls sent from `needsApproval` and not held, by the SDK's call id, for `execute`. */
   const early = new Map<string, Promise<Submission>>();
   /** The SDK calls the harness held, as far as this process saw them. */
   const held = new Set<string>();
   approvals?.attach(run);
 
-  const submit = (name: string, input: unknown): Promise<Submission> =>
-    isToolArgs(input)
-      ? run.call(name, input, waitMs === undefined ? {} : { waitMs }).then(
-          (outcome) => ({ ok: true, outcome }),
-          (error: unknown) => ({ ok: false, error }),
-        )
-      : Promise.resolve({ ok: false, error: NOT_AN_OBJECT });
-  const toText = (s: Submission): string =>
-    JSON.stringify(
-      s.ok
-        ? outcomeResult(s.outcome)
-        : s.error === NOT_AN_OBJECT
-          ? NOT_AN_OBJECT_RESULT
-          : errorResult(s.error),
-    ) ?? 'null';
+  const submit = (name: string, input: unknown) => submitCall(run, name, input, waitMs);
+  const toText = (s: Submission): string => JSON.stringify(submissionResult(s)) ?? 'null';
   const isHeld = (callId: string) => held.has(callId) || approvals?.held(callId) !== undefined;
 
   /**
@@ -177,7 +132,7 @@ export function sagaAgentTools(run: RunHandle, options: SagaAgentToolsOptions): 
   const toolFor = (view: ToolView): SagaAgentTool =>
     tool({
       name: view.name,
-      description: describe(view),
+      description: describeForModel(view),
       // The harness's schema as it is: the SDK parses the JSON and passes it on without validating it.
       parameters: view.inputSchema as unknown as JsonParameters,
       strict: false,
@@ -208,11 +163,3 @@ export async function loadSagaAgentTools(
 ): Promise<SagaAgentTool[]> {
   return sagaAgentTools(run, { ...options, tools: await client.listTools() });
 }
-
-function describe(view: ToolView): string {
-  const note = CLASS_NOTE[view.class];
-  return [view.description ?? view.name, note].filter(Boolean).join(' ');
-}
-
-/** Marks a call whose input could not be sent at all, so nothing went to the harness. */
-const NOT_AN_OBJECT = Symbol('not an object');

@@ -6,54 +6,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateText, stepCountIs, type ModelMessage, type ToolSet } from 'ai';
-import { createSagaClient, type SagaClient, type ToolView } from '@agent-saga/client';
-import { createApiToken } from '@agent-saga/core';
+import { type SagaClient, type ToolView } from '@agent-saga/client';
 import { createSagaApprovals, loadSagaTools, sagaTools } from '../src/index.js';
 import { CHARGE_AMOUNT, runLedger } from '../../../test/fixtures/support-flow.js';
-import { startSupportHarness, type SupportHarness } from '../../../test/fixtures/support-harness.js';
-import { scriptedModel, type Move, type Script, type SeenResult } from './scripted-model.js';
+import { type SupportHarness } from '../../../test/fixtures/support-harness.js';
+import { CHARGE, EMAIL, patient, startAgentTestHarness } from '../../../test/fixtures/scripted-agent.js';
+import { scriptedModel, type Script } from './scripted-model.js';
 
 let h: SupportHarness;
 let tools: readonly ToolView[];
 let operator: SagaClient;
 beforeAll(async () => {
-  h = await startSupportHarness('ai_sdk', ['relay', 'executor', 'reconciler']);
-  tools = await h.saga.listTools();
-  const operatorToken = await createApiToken(h.env.db, {
-    tenantId: 'acme',
-    role: 'operator',
-    label: 'alice',
-  });
-  operator = createSagaClient({ baseUrl: h.baseUrl, token: operatorToken });
+  ({ h, tools, operator } = await startAgentTestHarness('ai_sdk'));
 }, 90_000);
 afterAll(async () => h?.close());
-
-const CHARGE = {
-  customerId: 'cus_sandbox_ada',
-  amount: CHARGE_AMOUNT,
-  currency: 'eur',
-  reason: 'Refund order 1182',
-};
-const EMAIL = {
-  to: 'ada@example.com',
-  template: 'refund_confirmation',
-  vars: { amount: CHARGE_AMOUNT, currency: 'eur', orderId: '1182' },
-};
-
-/** Statuses after which a patient model makes the same call again. */
-const NOT_YET = new Set(['UNKNOWN', 'INTENDED', 'AWAITING_APPROVAL', 'UNAVAILABLE']);
-const statusOf = (r: SeenResult | undefined) => (r?.output as { status?: string } | undefined)?.status;
-
-/** Calls `move` first, then again with the same arguments while the answer is "not known yet". */
-function patient(move: Extract<Move, { call: string }>): Script {
-  return (last, turn) => {
-    if (turn === 0) return [move];
-    const mine = last.find((r) => r.toolName === move.call);
-    return mine && NOT_YET.has(statusOf(mine) ?? '')
-      ? [{ call: move.call, args: move.args }]
-      : [{ say: 'done' }];
-  };
-}
 
 async function waitUntil(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -13,25 +13,14 @@ import {
   type ModelResponse,
   type StreamEvent,
 } from '@openai/agents';
+import {
+  scriptTurns,
+  type Script,
+  type ScriptedModelOptions,
+  type SeenResult,
+} from '../../../test/fixtures/scripted-agent.js';
 
-/** One tool result as the model saw it in its input. */
-export interface SeenResult {
-  readonly callId: string;
-  readonly toolName: string;
-  /** The output text parsed as JSON when it is JSON (agent-saga's results are), else the text itself. */
-  readonly output: unknown;
-}
-
-/** What the script answers with in one turn. */
-export type Move =
-  | { readonly call: string; readonly args: Readonly<Record<string, unknown>>; readonly id?: string }
-  | { readonly say: string };
-
-/**
- * The script: given the results of the model's last tool calls (empty on the first turn) and the turn's
- * number, the moves of this turn. Several calls in one turn are parallel tool calls.
- */
-export type Script = (last: readonly SeenResult[], turn: number) => readonly Move[];
+export type { Move, Script, SeenResult } from '../../../test/fixtures/scripted-agent.js';
 
 export interface ScriptedModel {
   /** Give it to a `Runner` (`new Runner({ modelProvider })`); any model name resolves to the script. */
@@ -41,26 +30,13 @@ export interface ScriptedModel {
   readonly seen: SeenResult[];
 }
 
-export interface ScriptedModelOptions {
-  /**
-   * How long the model "thinks" before a turn that reads tool results. A real model takes seconds; without
-   * a pause a patient model's retries of an UNKNOWN call would use up the run's turns (`maxTurns`) before
-   * the harness could find the outcome (the vendor's search lag is 800 ms in the harness).
-   */
-  readonly thinkMs?: number;
-}
-
-export function scriptedModel(script: Script, { thinkMs = 0 }: ScriptedModelOptions = {}): ScriptedModel {
-  const seen: SeenResult[] = [];
-  let turn = 0;
+export function scriptedModel(script: Script, options: ScriptedModelOptions = {}): ScriptedModel {
+  const turns = scriptTurns(script, options);
   let calls = 0;
   const model: Model = {
     async getResponse(request: ModelRequest): Promise<ModelResponse> {
-      if (turn > 0 && thinkMs > 0) await new Promise((r) => setTimeout(r, thinkMs));
-      const all = typeof request.input === 'string' ? [] : resultsIn(request.input);
-      const fresh = all.filter((r) => !seen.some((s) => s.callId === r.callId));
-      seen.push(...fresh);
-      const output = script(fresh, turn++).map((m) =>
+      const inInput = typeof request.input === 'string' ? [] : resultsIn(request.input);
+      const output = (await turns.next(inInput)).map((m) =>
         'say' in m
           ? {
               type: 'message' as const,
@@ -70,8 +46,8 @@ export function scriptedModel(script: Script, { thinkMs = 0 }: ScriptedModelOpti
             }
           : {
               type: 'function_call' as const,
-              id: `fc-${calls + 1}`,
-              callId: m.id ?? `call-${++calls}`,
+              id: `fc-${++calls}`,
+              callId: m.callId!,
               name: m.call,
               status: 'completed' as const,
               arguments: JSON.stringify(m.args),
@@ -88,7 +64,7 @@ export function scriptedModel(script: Script, { thinkMs = 0 }: ScriptedModelOpti
       throw new Error('scriptedModel: streaming is not scripted; call run() without stream');
     },
   };
-  return { provider: { getModel: () => model }, model, seen };
+  return { provider: { getModel: () => model }, model, seen: turns.seen };
 }
 
 /** The tool results in a model's input, oldest first. */

@@ -51,3 +51,33 @@ export { shippingConfigFromEnv, type ShippingConfig } from './shipping/shipping-
 export { createShippingTools } from './shipping/shipping-tools.js';
 // --- The support agent's saga definitions (its tool module exports them as `definitions`) ---
 export { refundAndReship, refundAndReshipPivot, supportAgentSagas } from './support-agent-sagas.js';
+// --- Upstream MCP servers as harness tools (a mapping file classes each upstream tool) ---
+export {
+  mcpUpstreamMappingSchema,
+  loadMcpUpstreamMapping,
+  parseMcpUpstreamMapping,
+  type McpUpstreamMapping,
+  type McpMappedTool,
+  type McpUpstreamEntry,
+} from './mcp-upstream/mcp-upstream-mapping.js';
+export {
+  createMcpUpstreamTools,
+  type McpUpstreamToolsOptions,
+} from './mcp-upstream/create-mcp-upstream-tools.js';
+export {
+  checkUpstreamTools,
+  type HiddenUpstreamTool,
+  type UpstreamToolsCheck,
+} from './mcp-upstream/check-upstream-tools.js';
+export {
+  MCP_META_IDEMPOTENCY_KEY,
+  MCP_META_RUN_ID,
+  MCP_META_STEP_IDX,
+} from './mcp-upstream/mcp-meta-keys.js';
+export {
+  McpOutcomeUnknownError,
+  McpUpstreamMappingError,
+  McpUpstreamUnavailableError,
+  UnmappedUpstreamToolError,
+} from './mcp-upstream/mcp-upstream-errors.js';
+export { classifyMcpFailure } from './mcp-upstream/classify-mcp-failure.js';

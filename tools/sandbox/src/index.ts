@@ -14,3 +14,10 @@ export { sandboxAdminClient } from './admin/admin-client.js';
 export type { ArmedFault, LedgerAnswer, SandboxAdminClient } from './admin/admin-client.js';
 export { sandboxConnectorEnv, sandboxProcessEnv, sandboxUrls } from './sandbox-env.js';
 export type { SandboxPorts, SandboxUrls } from './sandbox-env.js';
+export {
+  startMcpDesk,
+  type McpDeskFault,
+  type McpDeskOptions,
+  type RunningMcpDesk,
+  type Ticket as McpDeskTicket,
+} from './mcp-desk/start-mcp-desk.js';

@@ -12,6 +12,7 @@ export {
 export {
   defineTool,
   DEFAULT_TOOL_TIMEOUT_MS,
+  MAX_TOOL_NAME,
   type Tool,
   type AnyTool,
   type ToolSpec,
@@ -35,7 +36,8 @@ export {
   type LookupTarget,
 } from './tools/lookup-by-key.js';
 export { readLookupLag, type LookupLag } from './tools/lookup-lag.js';
-export { parseArgs, readPath, redactArgs } from './tools/parse-args.js';
+export { parseArgs, parseCallArgs, readPath, redactArgs } from './tools/parse-args.js';
+export { findUnstorableText, unstorableReason } from './util/unstorable-text.js';
 export { ref, isStepRef, resolveRefs, type StepRef } from './tools/ref.js';
 export { runUnderDeadline, type Deadline, type DeadlineResult } from './tools/run-under-deadline.js';
 export {

@@ -10,7 +10,7 @@ import type { SagaRegistry } from '../sagas/saga-registry.js';
 import { callDecisionSchema, type CallDecision } from '../steps/intent/record-intent.js';
 import { DEFAULT_MAX_REDISPATCHES } from '../steps/redispatch/redispatch-budget.js';
 import type { StepStatus } from '../steps/step-status.js';
-import { parseArgs } from '../tools/parse-args.js';
+import { parseCallArgs } from '../tools/parse-args.js';
 import { ToolClass } from '../tools/tool-class.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { callIntake } from './call-intake.js';
@@ -121,7 +121,7 @@ export async function recordCallerIntent<DB>(
   const tool = opts.registry.require(req.tool);
   if (tool.class === ToolClass.PURE)
     throw new BadRequestError('tool', `tool: ${tool.name} is pure: it leaves no intent, call it directly`);
-  const args = parseArgs(tool, request.args);
+  const args = parseCallArgs(tool, request.args);
   const db = sagaTrxOf(trx);
   await openSavepoint(db);
   let outcome: Awaited<ReturnType<typeof callIntake>>;

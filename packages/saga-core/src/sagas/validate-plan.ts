@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgsError, PlanInvalidError } from '../errors/errors.js';
-import { parseArgs } from '../tools/parse-args.js';
+import { parseArgs, parseCallArgs } from '../tools/parse-args.js';
 import { ToolClass } from '../tools/tool-class.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { canonicalJson } from '../util/canonical-json.js';
@@ -83,7 +83,7 @@ function parseEntryArgs(
   at: string,
 ): Record<string, unknown> {
   try {
-    return parseArgs(tool, args);
+    return parseCallArgs(tool, args);
   } catch (err) {
     if (!(err instanceof InvalidArgsError)) throw err;
     const first = err.issues[0]?.message ?? err.message;

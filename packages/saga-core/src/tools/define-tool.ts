@@ -148,6 +148,13 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   readonly deletes?: boolean;
   /** Argument paths (dotted) never written to logs. */
   readonly secret?: readonly string[];
+  /**
+   * Whether a call may carry argument fields that `args` does not know. Default false: a call with one is
+   * refused 400 INVALID_ARGS naming it (zod would drop it without a word, and a model that writes
+   * `receipt_email` for `receiptEmail` would get a charge with no receipt and no error). Set it for a
+   * schema that renames or reshapes fields on purpose (a transform), so its output lacks input keys.
+   */
+  readonly acceptsUnknownArgs?: boolean;
   /** Who could see the effect. */
   readonly audience?: readonly Audience[] | ((args: z.infer<S>) => readonly Audience[]);
   /**
@@ -186,9 +193,17 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
 export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
   Omit<
     ToolSpec<S, R>,
-    'audience' | 'lookupLagMs' | 'timeoutMs' | 'identity' | 'secret' | 'repeatable' | 'deletes'
+    | 'audience'
+    | 'lookupLagMs'
+    | 'timeoutMs'
+    | 'identity'
+    | 'secret'
+    | 'repeatable'
+    | 'deletes'
+    | 'acceptsUnknownArgs'
   >
 > & {
+  readonly acceptsUnknownArgs: boolean;
   readonly audience: (args: z.infer<S>) => readonly Audience[];
   /** The audience when it is declared as a list; null when it is a function of the arguments. */
   readonly fixedAudience: readonly Audience[] | null;
@@ -204,6 +219,11 @@ export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
 export type AnyTool = Tool<any, any>;
 
 const NAME = /^[a-z][a-z0-9_]*$/;
+/**
+ * Why 100: far above any real tool's name, and a bound on what a caller's `tool` may be before it is
+ * looked up (the API refuses a longer one without reading it further).
+ */
+export const MAX_TOOL_NAME = 100;
 const CLASSES = valuesOf(ToolClass);
 /** Why 1,024: OpenAI's limit on a function's description; a model reads it on every turn. */
 const MAX_DESCRIPTION = 1024;
@@ -220,6 +240,7 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     throw new ToolDefinitionError(name, field, message);
   };
   if (typeof spec?.name !== 'string' || !NAME.test(spec.name)) fail('name', 'must match [a-z][a-z0-9_]*');
+  if (spec.name.length > MAX_TOOL_NAME) fail('name', `must be at most ${MAX_TOOL_NAME} characters`);
   if (spec.class === undefined) fail('class', `is required: one of ${CLASSES.join(', ')}`);
   if (!CLASSES.includes(spec.class))
     fail('class', `must be one of ${CLASSES.join(', ')}; got ${String(spec.class)}`);
@@ -251,6 +272,8 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('moves', 'must be a function (args, ctx) returning { currency, amount } or null');
   if (spec.deletes !== undefined && typeof spec.deletes !== 'boolean')
     fail('deletes', 'must be true or false');
+  if (spec.acceptsUnknownArgs !== undefined && typeof spec.acceptsUnknownArgs !== 'boolean')
+    fail('acceptsUnknownArgs', 'must be true or false');
   const audience = spec.audience;
   // A tool re-validated by the registry already carries `fixedAudience` (its `audience` is a function now).
   const carried = (spec as Partial<Pick<AnyTool, 'fixedAudience'>>).fixedAudience;
@@ -265,6 +288,7 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     identity: Object.freeze([...(spec.identity ?? [])]),
     repeatable: spec.repeatable ?? false,
     deletes: spec.deletes ?? false,
+    acceptsUnknownArgs: spec.acceptsUnknownArgs ?? false,
     secret: Object.freeze([...(spec.secret ?? [])]),
     audience: typeof audience === 'function' ? audience : () => audience ?? [],
     lookupLagMs: spec.lookupLagMs ?? 0,

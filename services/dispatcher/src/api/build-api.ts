@@ -11,6 +11,7 @@ import {
 import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics.js';
 import { ErrorCode, sagaDbOptions, type Logger } from '@agent-saga/core';
 import type { ApiDeps } from './api-deps.js';
+import { refuseUnstorableText } from './refuse-unstorable-text.js';
 import { createAuthenticate } from './auth.js';
 import { toHttpError } from './http-errors.js';
 import { callRoutes } from './routes/calls.js';
@@ -109,6 +110,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', authenticate);
+      v1.addHook('preValidation', refuseUnstorableText);
       await v1.register(runRoutes, { deps });
       await v1.register(unwindRoutes, { deps });
       await v1.register(pivotRoutes, { deps });

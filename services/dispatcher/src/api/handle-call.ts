@@ -1,6 +1,6 @@
 import {
   getRun,
-  parseArgs,
+  parseCallArgs,
   requireDefinition,
   requireToolInDefinition,
   SETTLED_STEP_STATUSES,
@@ -56,7 +56,7 @@ export async function handleCall(
   log: Logger,
 ): Promise<CallAnswer> {
   const tool = ctx.registry.require(body.tool);
-  const args = parseArgs(tool, body.args);
+  const args = parseCallArgs(tool, body.args);
   if (tool.class === ToolClass.PURE) {
     const run = await getRun(ctx.db, principal.tenantId, runId);
     // A bound run reads only what its definition allows, too (a pure call leaves no row to refuse later).

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  MAX_TOOL_NAME,
   callDecisionSchema,
   ApprovalKind,
   ApprovalStatus,
@@ -76,7 +77,7 @@ export const runCreated = z.object({ runId: z.string(), status: z.enum(valuesOf(
 export const callDecision = callDecisionSchema;
 
 export const callBody = z.object({
-  tool: z.string().min(1).describe('Name of a registered tool'),
+  tool: z.string().min(1).max(MAX_TOOL_NAME).describe('Name of a registered tool'),
   args: z.record(z.string(), z.unknown()).describe("Arguments, checked against the tool's schema"),
   stepIdx: z
     .number()

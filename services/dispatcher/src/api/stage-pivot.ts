@@ -1,7 +1,7 @@
 import {
   BadRequestError,
   InvalidArgsError,
-  parseArgs,
+  parseCallArgs,
   ToolClass,
   ToolNotRegisteredError,
   type PivotCommitStep,
@@ -38,7 +38,7 @@ function commitStep(registry: ToolRegistry, c: PivotCommitBody, i: number): Pivo
       `commit.${i}.tool: ${c.tool} is pure; call it, it needs no approval`,
     );
   try {
-    return { tool, args: parseArgs(tool, c.args) };
+    return { tool, args: parseCallArgs(tool, c.args) };
   } catch (err) {
     if (err instanceof InvalidArgsError)
       throw new BadRequestError(

@@ -7,6 +7,12 @@ import {
   type SagaDb,
 } from '@agent-saga/core';
 
+/**
+ * The `tool` label of a refused call whose tool is not registered: labels come from registered names only,
+ * so no caller can add series (and memory) by sending made-up tool names.
+ */
+export const UNREGISTERED_TOOL_LABEL = '(unregistered)';
+
 /** The Prometheus metrics of the API process, on a registry of its own (several apps may share a process). */
 export interface ApiMetrics {
   readonly registry: Registry;

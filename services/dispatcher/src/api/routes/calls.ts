@@ -3,6 +3,7 @@ import type { Logger } from '@agent-saga/core';
 import { principalOf } from '../auth.js';
 import { handleCall, type CallContext } from '../handle-call.js';
 import { toHttpError } from '../http-errors.js';
+import { UNREGISTERED_TOOL_LABEL } from '../../metrics/api-metrics.js';
 import { callAnswerBody, callBody, errorBody, runIdParams } from '../schemas.js';
 
 /** POST /v1/runs/{runId}/calls: one tool call of an agent (see `handleCall`). */
@@ -54,7 +55,9 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
         const answer = await handleCall(ctx, principalOf(req), req.params.runId, req.body, log);
         return await reply.code(answer.statusCode).send(answer.body);
       } catch (err) {
-        ctx.metrics.calls.inc({ tool: req.body.tool, outcome: toHttpError(err).body.error.code });
+        // A label from registered names only: a refused call's raw `tool` must not grow the metric.
+        const tool = ctx.registry.get(req.body.tool) ? req.body.tool : UNREGISTERED_TOOL_LABEL;
+        ctx.metrics.calls.inc({ tool, outcome: toHttpError(err).body.error.code });
         throw err;
       }
     },

@@ -70,11 +70,6 @@ export {
   type UpstreamToolsCheck,
 } from './mcp-upstream/check-upstream-tools.js';
 export {
-  MCP_META_IDEMPOTENCY_KEY,
-  MCP_META_RUN_ID,
-  MCP_META_STEP_IDX,
-} from './mcp-upstream/mcp-meta-keys.js';
-export {
   McpOutcomeUnknownError,
   McpUpstreamMappingError,
   McpUpstreamUnavailableError,

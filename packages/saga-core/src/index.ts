@@ -38,6 +38,7 @@ export {
 export { readLookupLag, type LookupLag } from './tools/lookup-lag.js';
 export { parseArgs, parseCallArgs, readPath, redactArgs } from './tools/parse-args.js';
 export { findUnstorableText, unstorableReason } from './util/unstorable-text.js';
+export { McpMetaKey } from './mcp/mcp-meta-key.js';
 export { ref, isStepRef, resolveRefs, type StepRef } from './tools/ref.js';
 export { runUnderDeadline, type Deadline, type DeadlineResult } from './tools/run-under-deadline.js';
 export {

@@ -2,12 +2,12 @@ import {
   ClientError,
   defineTool,
   DEFAULT_TOOL_TIMEOUT_MS,
+  McpMetaKey,
   type AnyTool,
   type ToolContext,
 } from '@agent-saga/core';
 import { buildCompensation } from './compensation-template.js';
 import { inputSchemaToZod } from './input-schema-to-zod.js';
-import { MCP_META_IDEMPOTENCY_KEY, MCP_META_RUN_ID, MCP_META_STEP_IDX } from './mcp-meta-keys.js';
 import type { McpMappedTool } from './mcp-upstream-mapping.js';
 import { effectOf, errorText, lookupEffectOf, resultValue } from './read-tool-result.js';
 import type { McpTool, UpstreamConnection } from './upstream-connection.js';
@@ -47,9 +47,9 @@ export function buildUpstreamTool({ name, mapped, upstreamTool, connection }: Up
         ...(connection.entry.acceptsKeyInMeta
           ? {
               _meta: {
-                [MCP_META_IDEMPOTENCY_KEY]: ctx.idempotencyKey,
-                [MCP_META_RUN_ID]: ctx.runId,
-                [MCP_META_STEP_IDX]: ctx.stepIdx,
+                [McpMetaKey.IDEMPOTENCY_KEY]: ctx.idempotencyKey,
+                [McpMetaKey.RUN_ID]: ctx.runId,
+                [McpMetaKey.STEP_IDX]: ctx.stepIdx,
               },
             }
           : {}),

@@ -19,8 +19,16 @@ export const REDACT_PATHS = [
   '*.secretKey',
 ];
 
-export function createLogger(opts: { level: string; name: string } & LoggerOptions): Logger {
-  return pino({ ...opts, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } });
+/**
+ * A role's logger, with the redaction every role shares. `destination`: where lines go, stdout (fd 1) by
+ * default; a role whose stdout carries a protocol (the MCP gateway over stdio) writes to stderr (2).
+ */
+export function createLogger(
+  opts: { level: string; name: string; destination?: 1 | 2 } & LoggerOptions,
+): Logger {
+  const { destination, ...options } = opts;
+  const redacted = { ...options, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } };
+  return destination === undefined ? pino(redacted) : pino(redacted, pino.destination(destination));
 }
 
 export type { Logger };

@@ -11,7 +11,7 @@ import {
   createRunResponseSchema,
   runEventsSchema,
   runListSchema,
-  runViewSchema,
+  runViewPageSchema,
   type PlanEntry,
   type RunBudget,
   type RunPolicy,
@@ -96,7 +96,10 @@ export interface SagaClient extends ReviewMethods, StepMethods {
   createRun(input?: CreateRunInput): Promise<CreatedRun>;
   /** The tenant's runs, newest first, with counts of what waits for a person. */
   listRuns(query?: ListRunsQuery): Promise<readonly RunSummary[]>;
-  /** Every transition, attempt, retry and lookup of the run's steps. */
+  /**
+   * Every transition, attempt, retry and lookup of the run's steps, oldest first: the dispatcher answers a
+   * page at a time (`GET /v1/runs/{id}/events?after=`), and this follows the pages to the last.
+   */
   getEvents(runId: string): Promise<readonly StepEvent[]>;
   /**
    * Asks the compensator to unwind the run: it moves to COMPENSATING (202) and refuses new side-effecting
@@ -129,6 +132,9 @@ export interface RunStatusAnswer {
   readonly status: string;
 }
 
+/** Why 1,000: the dispatcher's largest page of events, so a long journal takes the fewest round trips. */
+const EVENTS_PAGE = 1_000;
+
 /** Creates a client for one dispatcher and one token. */
 export function createSagaClient(options: SagaClientOptions): SagaClient {
   if (!options.token) throw new TypeError('createSagaClient: token is required');
@@ -138,6 +144,15 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
     send: options.fetch ? sendWithFetch(options.fetch) : sendWithUndici(),
   });
   const runPath = (runId: string) => `/v1/runs/${encodeURIComponent(runId)}`;
+  const readRunPage = async (runId: string, stepsAfter: number | undefined) =>
+    (
+      await requestJson(transport, {
+        method: 'GET',
+        path: withQuery(runPath(runId), { stepsAfter }),
+        ok: [200],
+        schema: runViewPageSchema,
+      })
+    ).data;
 
   const client: SagaClient = {
     async createRun(input = {}) {
@@ -195,23 +210,34 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
     },
 
     async getRun(runId) {
-      const { data } = await requestJson(transport, {
-        method: 'GET',
-        path: runPath(runId),
-        ok: [200],
-        schema: runViewSchema,
-      });
-      return data;
+      // The run view pages its steps (`nextStepsCursor`); a run under the default cap is one page. The
+      // review items and the run's fields come with every page: those of the last page are kept, with
+      // every page's steps, so the view is as fresh as the last read and lists each step once.
+      let page = await readRunPage(runId, undefined);
+      const steps = [...page.steps];
+      while (page.nextStepsCursor !== null) {
+        const after = page.nextStepsCursor;
+        page = await readRunPage(runId, after);
+        steps.push(...page.steps.filter((s) => s.stepIdx > after));
+      }
+      const { nextStepsCursor: _last, ...view } = page;
+      return { ...view, steps };
     },
 
     async getEvents(runId) {
-      const { data } = await requestJson(transport, {
-        method: 'GET',
-        path: `${runPath(runId)}/events`,
-        ok: [200],
-        schema: runEventsSchema,
-      });
-      return data.events;
+      const events: StepEvent[] = [];
+      let after: string | undefined;
+      do {
+        const { data } = await requestJson(transport, {
+          method: 'GET',
+          path: withQuery(`${runPath(runId)}/events`, { limit: EVENTS_PAGE, after }),
+          ok: [200],
+          schema: runEventsSchema,
+        });
+        events.push(...data.events);
+        after = data.nextCursor ?? undefined;
+      } while (after !== undefined);
+      return events;
     },
 
     async unwind(runId, reason) {

@@ -18,6 +18,8 @@ import type { UnseenOutcome } from './call-outcome.js';
  *   step: use that step's outcome), {@link NotInDefinitionError}, {@link PlanMismatchError} and
  *   {@link BudgetExceededError} (the run's definition, plan or budget refuses the call). A plan refused at
  *   creation is a {@link PlanInvalidError} (400).
+ * - {@link RateLimitedError} (429): the token sent too many requests; nothing was done (a call wrote
+ *   nothing). Wait `retryAfterMs`, then send it again.
  * - {@link ApprovalExpiredError} (410): the deadline passed; the run needs a new proposal.
  * - {@link ToolOutcomeUnknown}: the tool may or may not have acted. Retry the same step, never a new one.
  * - {@link ServiceUnavailableError}: no usable answer (network, 5xx). A call may have been recorded: retry
@@ -61,6 +63,16 @@ export const ApiErrorCode = {
   PLAN_MISMATCH: 'PLAN_MISMATCH',
   /** 409: the call would pass the run's budget (`field`: `budget.maxSteps`, `budget.maxAmount.usd`, …). */
   BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
+  /**
+   * 409: the run holds as many steps as the dispatcher allows (SAGA_MAX_STEPS_PER_RUN, `limit`); a new step
+   * is refused, nothing written. (An explicit `stepIdx` past the cap is 400 BAD_REQUEST naming `stepIdx`.)
+   */
+  STEP_LIMIT: 'STEP_LIMIT',
+  /**
+   * 429: this token sent more requests than its rate allows; nothing was done. `retryAfterMs` says when one
+   * more is allowed ({@link RateLimitedError}).
+   */
+  RATE_LIMITED: 'RATE_LIMITED',
   /**
    * 503: a run bound to a definition was not completed: its business invariant could not be checked (a
    * vendor did not answer); nothing moved. Ask again later (`ServiceUnavailableError`).
@@ -267,6 +279,30 @@ export class BudgetExceededError extends ConflictError {
   }
 }
 
+/**
+ * 409 STEP_LIMIT: the run holds as many steps as the dispatcher allows (`limit`: SAGA_MAX_STEPS_PER_RUN).
+ * Nothing was written; its steps still answer retries, but new work needs another run.
+ */
+export class StepLimitError extends ConflictError {
+  get limit(): number | undefined {
+    const l = this.details.limit;
+    return typeof l === 'number' ? l : undefined;
+  }
+}
+
+/**
+ * 429 RATE_LIMITED: this token sent more requests than its rate allows (SAGA_RATE_LIMIT_PER_MINUTE). The
+ * dispatcher did nothing: a call was not recorded, so a run handle gives its index back. Send it again
+ * after `retryAfterMs`.
+ */
+export class RateLimitedError extends SagaApiError {
+  /** How long to wait before one more request is allowed, in ms (the body's `retryAfterMs`). */
+  get retryAfterMs(): number | undefined {
+    const ms = this.details.retryAfterMs;
+    return typeof ms === 'number' ? ms : undefined;
+  }
+}
+
 /** 409 CASE_ACTION_REFUSED: the case is resolved already, or the action does not fit it. */
 export class CaseActionRefusedError extends ConflictError {}
 
@@ -333,6 +369,8 @@ const CLASS_BY_CODE: Readonly<Record<string, { readonly status: number; readonly
   [ApiErrorCode.NOT_IN_DEFINITION]: { status: 409, cls: NotInDefinitionError },
   [ApiErrorCode.PLAN_MISMATCH]: { status: 409, cls: PlanMismatchError },
   [ApiErrorCode.BUDGET_EXCEEDED]: { status: 409, cls: BudgetExceededError },
+  [ApiErrorCode.STEP_LIMIT]: { status: 409, cls: StepLimitError },
+  [ApiErrorCode.RATE_LIMITED]: { status: 429, cls: RateLimitedError },
   [ApiErrorCode.CASE_ACTION_REFUSED]: { status: 409, cls: CaseActionRefusedError },
   [ApiErrorCode.PIVOT_REQUIRED]: { status: 409, cls: PivotRequiredError },
   [ApiErrorCode.CORRECTION_SENDING]: { status: 409, cls: CorrectionSendingError },

@@ -117,6 +117,8 @@ export {
   PlanInvalidError,
   PlanMismatchError,
   BudgetExceededError,
+  StepLimitError,
+  RateLimitedError,
   ApprovalExpiredError,
   CaseActionRefusedError,
   PivotRequiredError,

@@ -22,7 +22,7 @@ import type { CallDecision, StepMethods } from './step-methods.js';
  *   rule the dispatcher's own cursor follows; a new intent for the same tool while the old one is open is
  *   refused there (IDEMPOTENCY_MISMATCH) rather than run.
  * - Any other call takes the next index. If the dispatcher wrote nothing there (a pure tool, a 400, a 409
- *   that refused it) the index is given back, unless a concurrent call already took a later one: a gap is
+ *   that refused it, a 429 RATE_LIMITED: nothing was done) the index is given back, unless a concurrent call already took a later one: a gap is
  *   harmless, while filling it later would put a new step before older ones in the log's order.
  *
  * When a step becomes open: `ToolOutcomeUnknown`, a 202 (INTENDED, AWAITING_APPROVAL), and also a network

@@ -109,6 +109,14 @@ export const runViewSchema = z.looseObject({
 });
 export type RunView = z.infer<typeof runViewSchema>;
 
+/**
+ * One page of `GET /v1/runs/{runId}`: the run view with at most `stepsLimit` steps; `nextStepsCursor` is
+ * the `stepsAfter` of the next page, null on the last (absent from a dispatcher that does not page).
+ */
+export const runViewPageSchema = runViewSchema.extend({
+  nextStepsCursor: z.number().int().nullable().default(null),
+});
+
 /** One row of `GET /v1/runs`: a run with counts of what waits for a person. */
 export const runSummarySchema = z.looseObject({
   runId: z.string(),
@@ -146,4 +154,12 @@ export const stepEventSchema = z.looseObject({
 export type StepEvent = z.infer<typeof stepEventSchema>;
 
 /** `GET /v1/runs/{runId}/events`. */
-export const runEventsSchema = z.looseObject({ runId: z.string(), events: z.array(stepEventSchema) });
+/**
+ * One page of `GET /v1/runs/{runId}/events`; `nextCursor` is the `after` of the next page, null on the last
+ * (absent from a dispatcher that does not page).
+ */
+export const runEventsSchema = z.looseObject({
+  runId: z.string(),
+  events: z.array(stepEventSchema),
+  nextCursor: z.string().nullable().default(null),
+});

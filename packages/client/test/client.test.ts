@@ -356,9 +356,40 @@ describe('getRun and getEvents', () => {
     expect(events).toEqual([EVENT]);
     expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
       'GET /v1/runs/r',
-      'GET /v1/runs/r/events',
+      'GET /v1/runs/r/events?limit=1000',
     ]);
     expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(server.requests[0]?.body).toBeUndefined();
+  });
+
+  it('follow the pages: steps by nextStepsCursor, events by nextCursor, each once', async () => {
+    const page = (steps: number[], next: number | null) => ({
+      status: 200,
+      body: {
+        runId: 'r',
+        status: 'RUNNING',
+        statusReason: null,
+        cursor: 0,
+        steps: steps.map((i) => stepView(i, 'create_ticket', 'CONFIRMED')),
+        nextStepsCursor: next,
+      },
+    });
+    const { client, server } = await clientAnswering(
+      page([0, 1], 1),
+      page([2], null),
+      { status: 200, body: { runId: 'r', events: [EVENT], nextCursor: '7' } },
+      { status: 200, body: { runId: 'r', events: [{ ...EVENT, id: '8' }], nextCursor: null } },
+    );
+    const run = await client.getRun('r');
+    expect(run.steps.map((s) => s.stepIdx)).toEqual([0, 1, 2]);
+    expect('nextStepsCursor' in run).toBe(false);
+    const events = await client.getEvents('r');
+    expect(events.map((e) => e.id)).toEqual([EVENT.id, '8']);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/v1/runs/r',
+      '/v1/runs/r?stepsAfter=1',
+      '/v1/runs/r/events?limit=1000',
+      '/v1/runs/r/events?limit=1000&after=7',
+    ]);
   });
 });

@@ -79,6 +79,15 @@ describe('the client wire constants agree with @agent-saga/core', () => {
     for (const code of coreCodes) expect(codes).toContain(code);
   });
 
+  it('the limits codes (a full run, a rate-limited token) are the same in core and the client', () => {
+    // Core's StepLimitError is thrown inside its intake; the 429 class lives in the dispatcher. Their codes
+    // have one home in core's ErrorCode, which the client mirrors with the statuses it expects them with.
+    expect(ApiErrorCode.STEP_LIMIT).toBe(core.ErrorCode.STEP_LIMIT);
+    expect(ApiErrorCode.RATE_LIMITED).toBe(core.ErrorCode.RATE_LIMITED);
+    expect(errorClassFor(409, core.ErrorCode.STEP_LIMIT)).toBe(client.StepLimitError);
+    expect(errorClassFor(429, core.ErrorCode.RATE_LIMITED)).toBe(client.RateLimitedError);
+  });
+
   it('each core refusal carries the status the client expects its code with', () => {
     // [core error, the client class an answer with the error's own status and code becomes]
     const refusals: readonly [core.SagaError, abstract new (...a: never[]) => client.SagaApiError][] = [

@@ -197,6 +197,7 @@ export {
 } from './intake/record-caller-intent.js';
 export { diffRetryArgs, type RetryArgsDiff } from './intake/retry-args.js';
 export { resolveStep, type ResolutionInput, type StepResolution } from './intake/step-resolution.js';
+export { DEFAULT_MAX_STEPS_PER_RUN, MAX_STEPS_PER_RUN_CEILING } from './intake/step-limit.js';
 
 // --- Runs: a run's status, its transitions, rows, completion and follow-up ---
 export { completeRun, completeCheckedRun } from './runs/complete-run.js';
@@ -524,6 +525,7 @@ export {
   ToolDefinitionError,
   ToolNotRegisteredError,
   InvalidArgsError,
+  StepLimitError,
   BadRequestError,
   FieldRefusal,
   type FieldIssue,

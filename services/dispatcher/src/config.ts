@@ -2,10 +2,18 @@ import { z } from 'zod';
 import {
   baseConfigSchema,
   envInt,
+  DEFAULT_MAX_STEPS_PER_RUN,
+  MAX_STEPS_PER_RUN_CEILING,
   parseConfig,
   redispatchBudgetConfig,
   sagaLogGaugesConfig,
 } from '@agent-saga/core';
+
+/**
+ * The longest a call may wait for its step to settle (`waitMs` at most this); the HTTP timeouts below are
+ * set against it. Why 60 s: a model's tool call should not hang longer.
+ */
+export const MAX_WAIT_MS = 60_000;
 
 /**
  * Configuration of every dispatcher role (api, relay, executor), parsed once at start. Each role reads only
@@ -81,6 +89,46 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
   APPROVAL_TTL_MS: envInt(24 * 3600_000),
   /** SAGA_MAX_REDISPATCHES: re-dispatches of a step proven NOT_EXECUTED before a person decides. */
   ...redispatchBudgetConfig(),
+  /**
+   * The cap on steps per run: a run holds step indices `0 … SAGA_MAX_STEPS_PER_RUN - 1`. A `stepIdx` or
+   * `dependsOn` entry past it is 400 BAD_REQUEST, a new step at a full run's cursor 409 STEP_LIMIT; both
+   * write nothing. At most 100,000, so no index can overflow the int4 column.
+   */
+  SAGA_MAX_STEPS_PER_RUN: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_STEPS_PER_RUN_CEILING)
+    .default(DEFAULT_MAX_STEPS_PER_RUN),
+  /**
+   * Requests per minute one API token may send to `/v1` (a token bucket of this many, refilled evenly over
+   * the minute), past which the API answers 429 RATE_LIMITED with `Retry-After`; 0 turns the limit off.
+   * Why 60,000 (1,000 a second, sustained): far above what an agent loop sends (a call waits for its tool),
+   * so only a runaway loop or a leaked token meets it, while it still bounds what one token can make the
+   * API do. The benchmark drives one token at thousands a second: it sets 0.
+   */
+  SAGA_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60_000),
+  /**
+   * How long a client may take to send a whole request (headers and body), in ms; past it the request is
+   * answered 408 and its connection closed (node's `requestTimeout`). Why 30 s: the largest body (1 MiB) at
+   * 35 KiB/s; only a stalled or deliberately slow client takes longer. It does not bound the answer: a call
+   * waits for its step (up to MAX_WAIT_MS) after its request was read.
+   */
+  HTTP_REQUEST_TIMEOUT_MS: envInt(30_000),
+  /**
+   * How long a connection may stay silent (no byte either way) before it is closed, in ms (Fastify's
+   * `connectionTimeout`). Must exceed MAX_WAIT_MS, the silence of a call waiting for its step; why 90 s:
+   * MAX_WAIT_MS plus the fast path's publish bound and the final read, with room to spare.
+   */
+  HTTP_CONNECTION_TIMEOUT_MS: envInt(MAX_WAIT_MS + 30_000).refine((ms) => ms > MAX_WAIT_MS, {
+    message: `must exceed MAX_WAIT_MS (${MAX_WAIT_MS}): a call may wait that long without a byte sent`,
+  }),
+  /**
+   * How long an idle keep-alive connection stays open after an answer, in ms. Why 72 s (Fastify's default):
+   * longer than the 60 s idle timeout of common load balancers, so the balancer closes first and never
+   * sends a request onto a socket the API is closing.
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: envInt(72_000),
 });
 export type DispatcherConfig = z.infer<typeof dispatcherConfigSchema>;
 

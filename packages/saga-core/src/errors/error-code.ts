@@ -42,6 +42,16 @@ export const ErrorCode = {
   PLAN_MISMATCH: 'PLAN_MISMATCH',
   /** 409: the call would pass the run's budget (`field`: `budget.maxSteps`, `budget.maxAmount.usd`, …). */
   BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
+  /**
+   * 409: the run holds as many steps as it may (SAGA_MAX_STEPS_PER_RUN): a new step at its cursor is refused,
+   * nothing written (`field` `stepIdx`, `limit`). Retries of its steps still answer.
+   */
+  STEP_LIMIT: 'STEP_LIMIT',
+  /**
+   * 429: the token sent more requests than its rate allows (SAGA_RATE_LIMIT_PER_MINUTE); nothing was done.
+   * `retryAfterMs` (and the `Retry-After` header, in seconds) says when one more is allowed.
+   */
+  RATE_LIMITED: 'RATE_LIMITED',
   /** 409: a run id another tenant holds. */
   RUN_ID_TAKEN: 'RUN_ID_TAKEN',
   /** 409: the run's policy `requirePivot` refuses an irreversible call outside a pivot. */

@@ -347,6 +347,29 @@ export class BudgetExceededError extends SagaError {
   }
 }
 
+/**
+ * A new step at the run's cursor would pass the cap on steps per run (SAGA_MAX_STEPS_PER_RUN): the run is
+ * full. Nothing is written; `limit` is the cap. Thrown by core's intake (the API and `recordCallerIntent`).
+ */
+export class StepLimitError extends SagaError {
+  readonly code = ErrorCode.STEP_LIMIT;
+  override readonly httpStatus = 409;
+  readonly field = 'stepIdx';
+  constructor(
+    readonly runId: string,
+    readonly limit: number,
+  ) {
+    super(
+      `stepIdx: run ${runId} holds its ${limit} steps (SAGA_MAX_STEPS_PER_RUN); it takes no new step, ` +
+        'only retries of its own; start another run',
+    );
+  }
+
+  override httpFields() {
+    return { field: this.field, limit: this.limit };
+  }
+}
+
 export class NotFoundError extends SagaError {
   readonly code = ErrorCode.NOT_FOUND;
   override readonly httpStatus = 404;

@@ -43,6 +43,7 @@ import { holdForApproval } from './hold-for-approval.js';
 import { readDispatch } from './read-dispatch.js';
 import { diffRetryArgs } from './retry-args.js';
 import { resolveStep } from './step-resolution.js';
+import { checkRequestedIndices, checkRunHasRoom, DEFAULT_MAX_STEPS_PER_RUN } from './step-limit.js';
 
 export interface IntakeRequest {
   readonly tenantId: string;
@@ -71,6 +72,12 @@ export interface IntakeRequest {
   readonly approvalTtlMs: number;
   /** SAGA_MAX_REDISPATCHES: past it, a step proven absent goes to a person instead of being sent again. */
   readonly maxRedispatches: number;
+  /**
+   * SAGA_MAX_STEPS_PER_RUN: a run holds steps `0 … max - 1` (see `step-limit.ts`); default
+   * {@link DEFAULT_MAX_STEPS_PER_RUN}. An explicit `stepIdx` or `dependsOn` entry past it is 400, a new step
+   * at a cursor past it 409 STEP_LIMIT; nothing is written for either.
+   */
+  readonly maxStepsPerRun?: number | undefined;
   /**
    * The settled outcome a STEP_UNRESOLVED refusal carries, as the caller's wire shows a step (the API's
    * call answer). Default: the step's status, index, key, tool and, when CONFIRMED, its external ref.
@@ -111,6 +118,7 @@ type ExistingStep = StepRow & { readonly lease_expired: boolean };
  * an earlier step's operation is one of them (DUPLICATE_OPERATION, read with the target, under the lock).
  */
 export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<IntakeOutcome> {
+  checkRequestedIndices(req.stepIdx, req.dependsOn, maxStepsOf(req));
   const run = await lockRun(trx, req.tenantId, req.runId);
   if (run.status !== RunStatus.RUNNING) throw new RunNotRunningError(req.runId, run.status);
   const targetIdx = req.stepIdx ?? run.cursor;
@@ -153,6 +161,10 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   }
 }
 
+function maxStepsOf(req: IntakeRequest): number {
+  return req.maxStepsPerRun ?? DEFAULT_MAX_STEPS_PER_RUN;
+}
+
 /** The settled outcome of a step for a caller that gave no `presentOutcome`. */
 function defaultOutcome(step: StepRow): Record<string, unknown> {
   return {
@@ -171,6 +183,7 @@ async function newStep(
   stepIdx: number,
   duplicateOf: EarlierOperation | undefined,
 ): Promise<IntakeOutcome> {
+  checkRunHasRoom(req.runId, stepIdx, maxStepsOf(req));
   const later = req.dependsOn?.find((d) => d >= stepIdx);
   if (later !== undefined)
     throw new BadRequestError('dependsOn', `dependsOn: step ${later} is not earlier than step ${stepIdx}`);

@@ -46,6 +46,11 @@ export interface CallerIntakeOptions {
   readonly approvalTtlMs?: number | undefined;
   /** SAGA_MAX_REDISPATCHES for a retry of a step proven not executed. */
   readonly maxRedispatches?: number | undefined;
+  /**
+   * SAGA_MAX_STEPS_PER_RUN, as the API is configured with (default 1,000): a `stepIdx` past it is refused
+   * 400, a new step at a full run's cursor 409 STEP_LIMIT, as by the API.
+   */
+  readonly maxStepsPerRun?: number | undefined;
 }
 
 /** What the caller learns at once; the outcome comes later, through the client or the run view. */
@@ -71,7 +76,10 @@ export interface CallerIntent {
 const DEFAULT_APPROVAL_TTL_MS = 3_600_000;
 const SAVEPOINT = 'agent_saga_intake';
 
-/** The request fields the API's body schema checks (`callBody`), with the same bounds. */
+/**
+ * The request fields the API's body schema checks (`callBody`), with the same bounds; the cap on step
+ * indices is checked by the intake itself (`checkRequestedIndices`), against `maxStepsPerRun`.
+ */
 const requestSchema = z.object({
   tenantId: z.string().min(1),
   runId: z.string().min(1),
@@ -146,6 +154,7 @@ export async function recordCallerIntent<DB>(
       relayGraceMs: 0,
       approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
       maxRedispatches: opts.maxRedispatches ?? DEFAULT_MAX_REDISPATCHES,
+      maxStepsPerRun: opts.maxStepsPerRun,
     });
     await sql`SELECT set_config('search_path', ${rows[0]!.previous}, true)`.execute(db);
   } catch (err) {

@@ -13,6 +13,7 @@ import { ErrorCode, sagaDbOptions, type Logger } from '@agent-saga/core';
 import type { ApiDeps } from './api-deps.js';
 import { refuseUnstorableText } from './refuse-unstorable-text.js';
 import { createAuthenticate } from './auth.js';
+import { createRateLimit } from './rate-limit.js';
 import { toHttpError } from './http-errors.js';
 import { callRoutes } from './routes/calls.js';
 import { healthRoutes } from './routes/health.js';
@@ -49,6 +50,12 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     loggerInstance: deps.logger,
     // Big enough for tool arguments, small enough that a runaway model cannot fill memory.
     bodyLimit: 1024 * 1024,
+    // The timeouts of a connection and of reading a request (see each setting's note in config.ts): a
+    // client that sends its request slowly, or holds a connection silent, cannot hold a socket forever,
+    // while a call waiting up to MAX_WAIT_MS for its step is never cut off.
+    requestTimeout: deps.config.HTTP_REQUEST_TIMEOUT_MS,
+    connectionTimeout: deps.config.HTTP_CONNECTION_TIMEOUT_MS,
+    keepAliveTimeout: deps.config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     return503OnClosing: true,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -65,7 +72,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   app.addHook('onReady', () => waiter.start());
   // On close: waiting calls answer at once, and every answer from now on closes its connection. Without
   // that, a keep-alive connection whose request was in flight when close began stays open until its
-  // keep-alive timeout (72 s) and holds the drain up.
+  // keep-alive timeout (HTTP_KEEP_ALIVE_TIMEOUT_MS) and holds the drain up.
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -107,9 +114,12 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   await app.register(healthRoutes, { deps, waiter, metrics });
   await app.register(consoleRoutes); // the operator's web console at /console, outside the /v1 auth hook
   const authenticate = createAuthenticate(deps.db);
+  const rateLimit = createRateLimit(deps.config.SAGA_RATE_LIMIT_PER_MINUTE);
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', authenticate);
+      // After auth: only a known token spends from its bucket (an unknown one was answered 401).
+      if (rateLimit) v1.addHook('onRequest', rateLimit);
       v1.addHook('preValidation', refuseUnstorableText);
       await v1.register(runRoutes, { deps });
       await v1.register(unwindRoutes, { deps });

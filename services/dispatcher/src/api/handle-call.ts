@@ -90,6 +90,7 @@ export async function handleCall(
     approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
     relayGraceMs: ctx.config.RELAY_GRACE_MS,
     maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
+    maxStepsPerRun: ctx.config.SAGA_MAX_STEPS_PER_RUN,
   };
   const intake =
     (await groupedIntake(ctx.intakes, request)) ??

@@ -25,8 +25,9 @@ import {
  * fields are camelCase; statuses come from the core status objects, never spelt out here.
  */
 
-/** The longest a call may wait for its step to settle (a model's tool call should not hang longer). */
-export const MAX_WAIT_MS = 60_000;
+import { MAX_WAIT_MS } from '../config.js';
+
+export { MAX_WAIT_MS };
 
 export const runIdParams = z.object({
   runId: z.string().regex(RUN_ID, 'must match [A-Za-z0-9._:-]{1,128}'),
@@ -76,34 +77,49 @@ export const runCreated = z.object({ runId: z.string(), status: z.enum(valuesOf(
 /** The model's decision behind a call (core's `callDecisionSchema`); an unknown field is refused, named. */
 export const callDecision = callDecisionSchema;
 
-export const callBody = z.object({
-  tool: z.string().min(1).max(MAX_TOOL_NAME).describe('Name of a registered tool'),
-  args: z.record(z.string(), z.unknown()).describe("Arguments, checked against the tool's schema"),
-  stepIdx: z
+/**
+ * The body of `POST /v1/runs/{runId}/calls` for a cap of `maxSteps` steps per run (SAGA_MAX_STEPS_PER_RUN):
+ * `stepIdx` and each `dependsOn` entry at most `maxSteps - 1`, so an index past the cap, or one an int4
+ * column cannot hold, is 400 BAD_REQUEST naming the field, never a 500. Core's intake checks the same bound
+ * (for callers without this schema) and refuses a new step at a full run's cursor (409 STEP_LIMIT).
+ */
+export function callBodySchema(maxSteps: number) {
+  const stepIndex = z
     .number()
     .int()
     .min(0)
-    .optional()
-    .describe('The step this call is (the client library sends it); without it, the run cursor'),
-  waitMs: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_WAIT_MS)
-    .optional()
-    .describe('How long to wait for the step to settle before answering 202'),
-  dependsOn: z
-    .array(z.number().int().min(0))
-    .max(1_000)
-    .optional()
-    .describe(
-      'Earlier steps this one depends on (undone after it on unwind); default: every earlier step of the run',
-    ),
-  decision: callDecision
-    .optional()
-    .describe("The model's decision behind this call, kept on the step's intake or retry event"),
-});
-export type CallBody = z.infer<typeof callBody>;
+    .max(maxSteps - 1);
+  return z.object({
+    tool: z.string().min(1).max(MAX_TOOL_NAME).describe('Name of a registered tool'),
+    args: z.record(z.string(), z.unknown()).describe("Arguments, checked against the tool's schema"),
+    stepIdx: stepIndex
+      .optional()
+      .describe(
+        `The step this call is (the client library sends it); without it, the run cursor. At most ` +
+          `${maxSteps - 1}: a run holds ${maxSteps} steps (SAGA_MAX_STEPS_PER_RUN)`,
+      ),
+    waitMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_WAIT_MS)
+      .optional()
+      .describe('How long to wait for the step to settle before answering 202'),
+    dependsOn: z
+      .array(stepIndex)
+      .max(1_000)
+      .optional()
+      .describe(
+        'Earlier steps this one depends on (undone after it on unwind); default: every earlier step of the run',
+      ),
+    decision: callDecision
+      .optional()
+      .describe("The model's decision behind this call, kept on the step's intake or retry event"),
+  });
+}
+
+/** The shape of a call body, whatever the cap (the cap changes bounds, not fields). */
+export type CallBody = z.infer<ReturnType<typeof callBodySchema>>;
 
 const stepId = { stepIdx: z.number().int(), idempotencyKey: z.string() };
 
@@ -229,7 +245,9 @@ export const runView = z.object({
   metadata: z.record(z.string(), z.unknown()),
   createdAt: z.string(),
   updatedAt: z.string(),
-  steps: z.array(stepView),
+  steps: z
+    .array(stepView)
+    .describe('The steps in index order: all of them, or one page (`stepsLimit`, `stepsAfter`)'),
   policy: sagaPolicySchema,
   definition: z
     .object({ name: z.string(), version: z.number().int() })
@@ -256,6 +274,17 @@ export const runView = z.object({
 });
 export type RunView = z.infer<typeof runView>;
 
+/** The answer of `GET /v1/runs/{runId}`: the run view with one page of its steps. */
+export const runViewPage = runView.extend({
+  nextStepsCursor: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'Null when `steps` ends with the last step of the run; else pass it as `stepsAfter` for the next page',
+    ),
+});
+
 export const eventView = z.object({
   id: z.string(),
   stepIdx: z.number().int().nullable().describe('Null for an event of the run itself'),
@@ -269,7 +298,60 @@ export const eventView = z.object({
 });
 export type EventView = z.infer<typeof eventView>;
 
-export const runEvents = z.object({ runId: z.string(), events: z.array(eventView) });
+export const runEvents = z.object({
+  runId: z.string(),
+  events: z.array(eventView).describe('One page of events, oldest first'),
+  nextCursor: z
+    .string()
+    .nullable()
+    .describe('Null on the last page; else pass it as `after` for the next page'),
+});
+
+/**
+ * Why 1,000 steps per page, by default and at most: the default cap on steps per run, so the run view of
+ * a run under the default cap is complete in one answer (the shape callers without page options always
+ * had); a run under a higher cap pages. A page of steps carries their arguments and results, so the bound
+ * also bounds the answer's memory.
+ */
+export const STEPS_PAGE_MAX = 1_000;
+
+/** Query of `GET /v1/runs/{runId}`: keyset pagination of its steps on `step_idx`. */
+export const runViewQuery = z.object({
+  stepsLimit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(STEPS_PAGE_MAX)
+    .default(STEPS_PAGE_MAX)
+    .describe(`Steps per page; default and at most ${STEPS_PAGE_MAX}`),
+  stepsAfter: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(2_147_483_647)
+    .optional()
+    .describe("Only steps with a higher index: the previous page's `nextStepsCursor`"),
+});
+
+/** Why 500 events per page, at most 1,000: a step has a handful of events; a page is bounded in memory. */
+export const EVENTS_PAGE_DEFAULT = 500;
+export const EVENTS_PAGE_MAX = 1_000;
+
+/** Query of `GET /v1/runs/{runId}/events`: keyset pagination on the event id (the order they were written). */
+export const runEventsQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(EVENTS_PAGE_MAX)
+    .default(EVENTS_PAGE_DEFAULT)
+    .describe(`Events per page; default ${EVENTS_PAGE_DEFAULT}, at most ${EVENTS_PAGE_MAX}`),
+  after: z
+    .string()
+    .regex(/^[0-9]{1,18}$/, "must be an event id (the previous page's nextCursor)")
+    .optional()
+    .describe("Only events after this id: the previous page's `nextCursor`"),
+});
 
 export const errorBody = z.object({
   error: z

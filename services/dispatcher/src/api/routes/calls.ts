@@ -4,10 +4,12 @@ import { principalOf } from '../auth.js';
 import { handleCall, type CallContext } from '../handle-call.js';
 import { toHttpError } from '../http-errors.js';
 import { UNREGISTERED_TOOL_LABEL } from '../../metrics/api-metrics.js';
-import { callAnswerBody, callBody, errorBody, runIdParams } from '../schemas.js';
+import { callAnswerBody, callBodySchema, errorBody, runIdParams } from '../schemas.js';
 
 /** POST /v1/runs/{runId}/calls: one tool call of an agent (see `handleCall`). */
 export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { ctx }) => {
+  // Built once, from the configured cap: `stepIdx` and `dependsOn` past it are 400 at validation.
+  const callBody = callBodySchema(ctx.config.SAGA_MAX_STEPS_PER_RUN);
   app.post(
     '/runs/:runId/calls',
     {
@@ -29,11 +31,15 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
         response: {
           200: callAnswerBody,
           202: callAnswerBody,
-          400: errorBody,
+          400: errorBody.describe(
+            'BAD_REQUEST (`field`: e.g. `stepIdx` or `dependsOn.0` at or past SAGA_MAX_STEPS_PER_RUN), ' +
+              'INVALID_ARGS, UNKNOWN_TOOL',
+          ),
           401: errorBody,
           404: errorBody,
           409: errorBody.describe(
-            'STEP_CONFLICT (another tool holds stepIdx), STEP_UNRESOLVED (an earlier step is unresolved, or ' +
+            'STEP_LIMIT (the run holds SAGA_MAX_STEPS_PER_RUN steps: a new step at its cursor is refused, ' +
+              '`limit`), STEP_CONFLICT (another tool holds stepIdx), STEP_UNRESOLVED (an earlier step is unresolved, or ' +
               'its settled `outcome` was not yet seen), IDEMPOTENCY_MISMATCH (a retry changed identity ' +
               'arguments: `fields`), DUPLICATE_OPERATION (a new step repeats an earlier step that may have ' +
               'taken effect: its `stepIdx`, `status`, `idempotencyKey`, and `externalRef`/`result` when ' +

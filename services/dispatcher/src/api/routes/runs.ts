@@ -9,26 +9,36 @@ import {
   listCases,
   listCorrections,
   listRuns,
-  listStepEvents,
-  listSteps,
   readStepDecisions,
+  type ApprovalRow,
+  type CaseRow,
+  type CorrectionRow,
 } from '@agent-saga/core';
 import { RunIdTakenError } from '../api-errors.js';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
 import { presentEvent, presentRun } from '../present-step.js';
+import { readEventsPage, readStepsAt, readStepsPage, readStepTools } from '../read-run-pages.js';
 import {
   createRunBody,
   errorBody,
+  EVENTS_PAGE_DEFAULT,
+  EVENTS_PAGE_MAX,
   runCreated,
   runEvents,
+  runEventsQuery,
   runIdParams,
   runList,
   runsQuery,
-  runView,
+  runViewPage,
+  runViewQuery,
+  STEPS_PAGE_MAX,
 } from '../schemas.js';
 
-/** Runs: create (idempotent per tenant), list, read with all steps and review items, read every event. */
+/**
+ * Runs: create (idempotent per tenant), list, read with its steps (paged, see `read-run-pages.ts`) and
+ * review items, read its events (paged).
+ */
 export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps }) => {
   app.post(
     '/runs',
@@ -111,30 +121,46 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     '/runs/:runId',
     {
       schema: {
-        summary: 'A run and all its steps, from the saga log',
+        summary: 'A run and its steps, from the saga log',
+        description:
+          `The steps come in index order, at most \`stepsLimit\` (default and at most ${STEPS_PAGE_MAX}, ` +
+          'the default cap on steps per run, so a run under it is complete in one answer). When more ' +
+          'follow, `nextStepsCursor` is the last index shown: pass it as `stepsAfter` for the next page ' +
+          '(keyset on the step index). Approvals, cases and corrections are always all of them.',
         tags: ['runs'],
         security: [{ bearer: [] }],
         params: runIdParams,
-        response: { 200: runView, 401: errorBody, 404: errorBody },
+        querystring: runViewQuery,
+        response: { 200: runViewPage, 400: errorBody, 401: errorBody, 404: errorBody },
       },
     },
     async (req) => {
       const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
-      const [steps, approvals, corrections, cases, decisions] = await Promise.all([
-        listSteps(deps.db, run.run_id),
+      const [page, approvals, corrections, cases, decisions] = await Promise.all([
+        readStepsPage(deps.db, run.run_id, { after: req.query.stepsAfter, limit: req.query.stepsLimit }),
         listApprovals(deps.db, run.run_id),
         listCorrections(deps.db, run.run_id),
         listCases(deps.db, run.run_id),
         readStepDecisions(deps.db, run.run_id),
       ]);
-      return presentRun(
+      // The review items are shown with their steps' tools and arguments even when those steps are on
+      // another page: they are read too, presented, and left out of `steps`.
+      const shown = new Set(page.rows.map((s) => s.step_idx));
+      const elsewhere = reviewedSteps(approvals, corrections, cases).filter((i) => !shown.has(i));
+      const others = await readStepsAt(deps.db, run.run_id, elsewhere);
+      const view = presentRun(
         run,
-        steps,
+        others.length === 0 ? page.rows : [...page.rows, ...others],
         deps.registry,
         { approvals, corrections, cases },
         deps.definitions,
         decisions,
       );
+      return {
+        ...view,
+        steps: others.length === 0 ? view.steps : view.steps.filter((s) => shown.has(s.stepIdx)),
+        nextStepsCursor: page.nextCursor,
+      };
     },
   );
 
@@ -142,25 +168,45 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     '/runs/:runId/events',
     {
       schema: {
-        summary: 'Every transition, attempt, retry and lookup of a run, in order',
+        summary: 'The transitions, attempts, retries and lookups of a run, in order, a page at a time',
+        description:
+          `At most \`limit\` events (default ${EVENTS_PAGE_DEFAULT}, at most ${EVENTS_PAGE_MAX}), oldest ` +
+          'first. When more follow, `nextCursor` is the last event id shown: pass it as `after` for the ' +
+          'next page (keyset on the event id, the order events were written); null on the last page.',
         tags: ['runs'],
         security: [{ bearer: [] }],
         params: runIdParams,
-        response: { 200: runEvents, 401: errorBody, 404: errorBody },
+        querystring: runEventsQuery,
+        response: { 200: runEvents, 400: errorBody, 401: errorBody, 404: errorBody },
       },
     },
     async (req) => {
       const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
-      const [steps, events] = await Promise.all([
-        listSteps(deps.db, run.run_id),
-        listStepEvents(deps.db, run.run_id),
-      ]);
-      const toolAt = new Map(steps.map((s) => [s.step_idx, s.tool]));
+      const page = await readEventsPage(deps.db, run.run_id, {
+        after: req.query.after,
+        limit: req.query.limit,
+      });
+      const indices = [...new Set(page.rows.flatMap((e) => (e.step_idx === null ? [] : [e.step_idx])))];
+      const toolAt = await readStepTools(deps.db, run.run_id, indices);
       return {
         runId: run.run_id,
-        events: events.map((e) => presentEvent(e, (i) => toolAt.get(i), deps.registry)),
+        events: page.rows.map((e) => presentEvent(e, (i) => toolAt.get(i), deps.registry)),
+        nextCursor: page.nextCursor,
       };
     },
   );
   return Promise.resolve();
 };
+
+/** The step indices the run's approvals, corrections and cases name. */
+function reviewedSteps(
+  approvals: readonly ApprovalRow[],
+  corrections: readonly CorrectionRow[],
+  cases: readonly CaseRow[],
+): number[] {
+  const indices = new Set<number>();
+  for (const a of approvals) for (const i of a.steps) indices.add(i);
+  for (const c of corrections) indices.add(c.step_idx);
+  for (const c of cases) if (c.step_idx !== null) indices.add(c.step_idx);
+  return [...indices];
+}

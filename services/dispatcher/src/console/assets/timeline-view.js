@@ -9,10 +9,7 @@ import { badge, facts, h, json, oneLine, table, when } from './dom.js';
  * its intake or retry event, as text.
  */
 export async function renderTimeline(el, runId, ctx) {
-  const [run, { events }] = await Promise.all([
-    api('GET', `/v1/runs/${seg(runId)}`),
-    api('GET', `/v1/runs/${seg(runId)}/events`),
-  ]);
+  const [run, events] = await Promise.all([readRun(runId), readEvents(runId)]);
   const toolAt = new Map(run.steps.map((s) => [s.stepIdx, s.tool]));
   el.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/runs' }, 'Runs'), ' / ', run.runId),
@@ -144,4 +141,29 @@ function reviewItems(run) {
       ),
     );
   return parts;
+}
+
+/** The run with every step: the API pages its steps (`nextStepsCursor`), followed here to the last page. */
+async function readRun(runId) {
+  let page = await api('GET', `/v1/runs/${seg(runId)}`);
+  const steps = [...page.steps];
+  while (page.nextStepsCursor !== null && page.nextStepsCursor !== undefined) {
+    const after = page.nextStepsCursor;
+    page = await api('GET', `/v1/runs/${seg(runId)}?stepsAfter=${after}`);
+    steps.push(...page.steps.filter((s) => s.stepIdx > after));
+  }
+  return { ...page, steps };
+}
+
+/** Every event of the run, oldest first, following the API's pages (`nextCursor`, at most 1,000 a page). */
+async function readEvents(runId) {
+  const events = [];
+  let after = null;
+  do {
+    const q = after === null ? '' : `&after=${encodeURIComponent(after)}`;
+    const page = await api('GET', `/v1/runs/${seg(runId)}/events?limit=1000${q}`);
+    events.push(...page.events);
+    after = page.nextCursor ?? null;
+  } while (after !== null);
+  return events;
 }

@@ -112,7 +112,7 @@ async function waitUntil(done: () => boolean, timeoutMs = 20_000): Promise<void>
 
 /** The API's `/metrics`, as `name{labels}` → value. */
 async function scrape(): Promise<Map<string, number>> {
-  const text = await (await fetch(`${h.baseUrl}/metrics`)).text();
+  const text = await (await fetch(`${h.apiMetricsUrl}/metrics`)).text();
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (!line.startsWith('saga_definition_') && !line.startsWith('saga_invariant_')) continue;

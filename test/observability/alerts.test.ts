@@ -101,7 +101,7 @@ describe('infra/prometheus/prometheus.yml and infra/compose.yaml', () => {
       'relay',
     ]);
     for (const [name, s] of roles) {
-      const port = name === 'api' ? s.environment?.PORT : s.environment?.METRICS_PORT;
+      const port = s.environment?.METRICS_PORT;
       expect(port, `${name} serves metrics`).toBeDefined();
       expect(scraped.get(name), `${name} is scraped`).toBe(Number(port));
     }

@@ -198,6 +198,12 @@ export {
 export { diffRetryArgs, type RetryArgsDiff } from './intake/retry-args.js';
 export { resolveStep, type ResolutionInput, type StepResolution } from './intake/step-resolution.js';
 export { DEFAULT_MAX_STEPS_PER_RUN, MAX_STEPS_PER_RUN_CEILING } from './intake/step-limit.js';
+export {
+  installKeyNamespace,
+  currentKeyNamespace,
+  keyNamespaceFingerprint,
+  type KeyNamespace,
+} from './steps/intent/key-namespace.js';
 
 // --- Runs: a run's status, its transitions, rows, completion and follow-up ---
 export { completeRun, completeCheckedRun } from './runs/complete-run.js';
@@ -509,6 +515,7 @@ export {
   checkReadiness,
   probeDependency,
   postgresProbe,
+  readinessDetail,
   READINESS_CHECK_TIMEOUT_MS,
   type Readiness,
   type ReadinessCheck,

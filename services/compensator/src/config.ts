@@ -48,8 +48,6 @@ export const compensatorConfigSchema = baseConfigSchema.extend({
   /** On SIGTERM, how long running compensations may take before they are aborted (and record unknown). */
   COMPENSATOR_DRAIN_MS: envInt(30_000),
   DB_POOL_SIZE: envInt(10),
-  /** Port of the Prometheus endpoint (0: none). */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** The saga-log gauges: off here by default (the reconciler exports them); switch on for one pool only. */
   ...sagaLogGaugesConfig(false),
 });

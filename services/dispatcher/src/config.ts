@@ -58,8 +58,6 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
    * (publishing them twice is a no-op: the job id is deterministic).
    */
   RELAY_CLAIM_LEASE_MS: envInt(30_000),
-  /** Port of the metrics endpoint of relay and executor processes (0: none). */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /**
    * The saga-log gauges from a relay or executor process: off by default (the reconciler exports them).
    * The API always exports the UNKNOWN backlog only, as before.

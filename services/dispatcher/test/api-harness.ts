@@ -20,6 +20,7 @@ import {
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import type { Queue } from 'bullmq';
 import { buildApi, type ApiApp } from '../src/api/build-api.js';
+import type { ApiMetrics } from '../src/metrics/api-metrics.js';
 import type { SettleWaiter } from '../src/api/settle-waiter.js';
 import { loadDispatcherConfig, type DispatcherConfig } from '../src/config.js';
 import { bullmqConnection } from '@agent-saga/core';
@@ -32,6 +33,8 @@ export const LAGGY_LOOKUP_LAG_MS = 60_000;
 export interface ApiHarness {
   readonly env: TestEnv;
   readonly app: ApiApp;
+  /** The API's metrics (served by `bin/api.ts` on the role's own listener, not on the app's port). */
+  readonly metrics: ApiMetrics;
   readonly queue: Queue<ExecuteJob>;
   readonly config: Readonly<DispatcherConfig>;
   readonly tools: readonly AnyTool[];
@@ -73,7 +76,7 @@ async function buildHarness(
   });
   const queue = createExecuteQueue(bullmqConnection(testEnv.redisUrl), testEnv.queuePrefix);
   const logger = createLogger({ level: config.LOG_LEVEL, name: `api-test-${label}` });
-  const { app, waiter } = await buildApi({
+  const { app, waiter, metrics } = await buildApi({
     db: testEnv.db,
     schema: testEnv.schema,
     registry: createToolRegistry(tools),
@@ -89,6 +92,7 @@ async function buildHarness(
   return {
     env: testEnv,
     app,
+    metrics,
     queue,
     config,
     tools,

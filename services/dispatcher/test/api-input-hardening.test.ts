@@ -90,7 +90,7 @@ describe('limits', () => {
     const made = `made_up_tool_${Date.now()}`;
     const res = await h.request('POST', `/v1/runs/${runId}/calls`, { tool: made, args: {} });
     expect(res.status).toBe(400);
-    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const metrics = await h.metrics.registry.metrics();
     expect(metrics).not.toContain(made);
     expect(metrics).toMatch(/saga_calls_total\{tool="\(unregistered\)",outcome="UNKNOWN_TOOL"\} [1-9]/);
   });

@@ -25,10 +25,11 @@ describe('authentication', () => {
       status: 'ready',
       checks: { database: { ok: true }, redis: { ok: true } },
     });
-    const metrics = await h.app.inject({ url: '/metrics' });
-    expect(metrics.statusCode).toBe(200);
-    expect(metrics.body).toContain('saga_unknown_steps');
-    expect(metrics.body).toContain('saga_outbox_lag_seconds');
+    // The metrics are not on this port: the role serves them on its own listener (bin/api.ts).
+    expect((await h.app.inject({ url: '/metrics' })).statusCode).toBe(404);
+    const metrics = await h.metrics.registry.metrics();
+    expect(metrics).toContain('saga_unknown_steps');
+    expect(metrics).toContain('saga_outbox_lag_seconds');
     const doc = await h.app.inject({ url: '/docs/json' });
     expect(doc.statusCode).toBe(200);
     const paths = Object.keys(doc.json<{ paths: Record<string, unknown> }>().paths);

@@ -19,6 +19,7 @@ import {
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { buildApi, type ApiApp } from '../src/api/build-api.js';
+import type { ApiMetrics } from '../src/metrics/api-metrics.js';
 import { loadDispatcherConfig } from '../src/config.js';
 import { createExecuteQueue } from '../src/queue/execute-queue.js';
 
@@ -47,6 +48,8 @@ export const OFFLINE_CONNECTOR_ENV: Readonly<Record<string, string>> = {
 export interface BoundRunsHarness {
   readonly env: TestEnv;
   readonly app: ApiApp;
+  /** The API's metrics (served by `bin/api.ts` on the role's own listener, not on the app's port). */
+  readonly metrics: ApiMetrics;
   readonly module: ToolModule;
   readonly url: string;
   readonly token: { readonly agent: string; readonly operator: string; readonly other: string };
@@ -81,7 +84,7 @@ export async function startBoundRunsHarness(
     LOG_LEVEL: 'silent',
   });
   const queue: Queue<ExecuteJob> = createExecuteQueue(bullmqConnection(env.redisUrl), env.queuePrefix);
-  const { app } = await buildApi({
+  const { app, metrics } = await buildApi({
     db: env.db,
     schema: env.schema,
     registry: module.tools,
@@ -107,6 +110,7 @@ export async function startBoundRunsHarness(
   return {
     env,
     app,
+    metrics,
     module,
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
     token,

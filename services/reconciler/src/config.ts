@@ -10,8 +10,6 @@ import {
   sagaLogGaugesConfig,
 } from '@agent-saga/core';
 
-const nonNegativeInt = (def: number) => z.coerce.number().int().min(0).default(def);
-
 /**
  * Configuration of a reconciler process, parsed once at start. Defaults suit production; tests shorten the
  * intervals.
@@ -44,8 +42,6 @@ export const reconcilerConfigSchema = baseConfigSchema.extend({
   RECONCILER_STALE_OUTBOX_MS: envInt(DEFAULT_STALE_OUTBOX_MS),
   /** How often stuck runs and stale outbox messages are looked for and logged, in ms. */
   RECONCILER_SCAN_MS: envInt(30_000),
-  /** Port of the Prometheus endpoint (0: none). */
-  METRICS_PORT: nonNegativeInt(0).pipe(z.number().max(65535)),
   /** The saga-log gauges (runs by status, backlogs, approvals, …): exported by the reconciler by default. */
   ...sagaLogGaugesConfig(true),
   /** Database pool size of the process. */

@@ -3,6 +3,12 @@ import { ConfigError } from '../errors/errors.js';
 import { DEFAULT_PG_TIMEOUTS, SCHEMA_NAME } from '../db/connect.js';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './bullmq-connection.js';
 
+/**
+ * Why printable ASCII without spaces: a value pasted with a trailing space or newline into one role's
+ * environment would silently be another value; refusing it at start names the variable instead.
+ */
+const PRINTABLE = /^[\x21-\x7e]+$/;
+
 /** A positive integer read from an env var string. */
 export const envInt = (def: number) => z.coerce.number().int().positive().default(def);
 
@@ -42,6 +48,35 @@ export const baseConfigSchema = z.object({
   PG_START_WAIT_MS: envInt(60_000),
   /** Bound on one Redis command of a producer (a queue add, a readiness check), in ms. */
   REDIS_COMMAND_TIMEOUT_MS: envInt(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
+  /**
+   * Mixed (hashed) into every key the harness derives, so two deployments sharing a vendor account never
+   * send the same key for the same run id: set one per deployment, the same in every role of it. Unset:
+   * `null`, today's keys exactly. Read by `runRole`, which installs it for the process (`key-namespace.ts`).
+   */
+  SAGA_KEY_NAMESPACE: z
+    .string()
+    .max(256)
+    .regex(PRINTABLE, 'printable ASCII without spaces, 1–256 characters')
+    .optional()
+    .transform((v) => v ?? null),
+  /** Port of the role's own metrics listener (`/metrics`, `/healthz`, `/readyz`); 0: none. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /**
+   * Interface of the metrics listener. Why 127.0.0.1 by default: `/metrics` names tools, tenants' volumes
+   * and backlogs; a deployment that scrapes from another host binds it wider (`0.0.0.0`) and sets
+   * METRICS_TOKEN.
+   */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * When set, `GET /metrics` on the metrics listener needs `Authorization: Bearer <token>` (401 without).
+   * `/healthz` and `/readyz` stay open: orchestrators probe them without credentials. Why at least 16
+   * characters: a shorter bearer is guessable by a scraper left on the network.
+   */
+  METRICS_TOKEN: z
+    .string()
+    .min(16)
+    .regex(PRINTABLE, 'printable ASCII without spaces, at least 16 characters')
+    .optional(),
   /** Switches on named crash points (`crashPoint`). Only tests set it. */
   SAGA_CRASH_POINTS: z.string().default(''),
 });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
+import { SagaError } from '../errors/errors.js';
 import { withinMs } from './within-ms.js';
 
 /**
@@ -9,7 +10,10 @@ import { withinMs } from './within-ms.js';
  */
 export const READINESS_CHECK_TIMEOUT_MS = 2_000;
 
-/** The outcome of one readiness check: `detail` says why it is down. */
+/**
+ * The outcome of one readiness check: `detail` says why it is down, in words safe to show anyone who can
+ * reach the port (see {@link readinessDetail}).
+ */
 export interface ReadinessCheck {
   readonly ok: boolean;
   readonly detail?: string;
@@ -24,6 +28,20 @@ export interface Readiness {
 /** A named probe of one dependency: resolves when it is reachable, rejects (or hangs) when not. */
 export type ReadinessProbes = Readonly<Record<string, () => Promise<unknown>>>;
 
+/**
+ * Why a probe failed, as `/readyz` may say it without a token: the harness's own errors by their message
+ * (a timeout, a schema version; written by us, naming no host or user), anything else only by its code
+ * (`ECONNREFUSED`, a SQLSTATE such as `28P01`). A driver's message can carry a host, a port, a user name or
+ * a database name; those go to the role's log, not to an unauthenticated answer.
+ */
+export function readinessDetail(err: unknown): string {
+  if (err instanceof SagaError) return err.message;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Za-z0-9_]{2,32}$/.test(code)
+    ? `unavailable (${code})`
+    : 'unavailable';
+}
+
 /** Runs one probe under `timeoutMs`; never rejects. */
 export async function probeDependency(
   probe: () => Promise<unknown>,
@@ -33,7 +51,7 @@ export async function probeDependency(
     await withinMs(probe(), timeoutMs, 'readiness check');
     return { ok: true };
   } catch (err) {
-    return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+    return { ok: false, detail: readinessDetail(err) };
   }
 }
 

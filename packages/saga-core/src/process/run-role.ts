@@ -6,9 +6,10 @@ import { createLogger, type Logger } from './logger.js';
 import { startMetricsServer, stopMetricsServer, type MetricsSource } from './metrics-server.js';
 import { openSagaDb } from './open-saga-db.js';
 import { postgresProbe } from './readiness.js';
+import { installKeyNamespace, keyNamespaceFingerprint } from '../steps/intent/key-namespace.js';
 
-/** What every role's config carries for its start-up (the shared base, and its metrics port). */
-export type RoleConfig = BaseConfig & { readonly METRICS_PORT?: number };
+/** What every role's config carries for its start-up: the shared base (its metrics listener included). */
+export type RoleConfig = BaseConfig;
 
 /** What a role is given once its config is parsed and its pool is open. */
 export interface RoleContext<C extends RoleConfig> {
@@ -29,8 +30,9 @@ export interface StartedRole {
   /** A second signal during the drain: abort what is still running, so that it records UNKNOWN. */
   readonly hurry?: () => void;
   /**
-   * Served on `METRICS_PORT` (when > 0) with `/metrics`, `/healthz` and `/readyz`; readiness checks the
-   * pool and `redis` (a fail-fast call through a producer connection, never a worker's waiting one).
+   * Served on the role's own listener, `METRICS_HOST:METRICS_PORT` (when the port is > 0), with `/metrics`
+   * (behind METRICS_TOKEN when set), `/healthz` and `/readyz`; readiness checks the pool and `redis` (a
+   * fail-fast call through a producer connection, never a worker's waiting one).
    */
   readonly metrics?: { readonly registry: MetricsSource; readonly redis: () => Promise<unknown> };
   /** Connections closed after the work stopped and the metrics server, in order, each bounded. */
@@ -50,8 +52,9 @@ export interface RoleSpec<C extends RoleConfig> {
 
 /**
  * The one start-up of every role process (api, relay, executor, reconciler, compensator): parse the config
- * once, open the pool on the saga schema (waiting for Postgres, refusing an unknown schema version), start
- * the role, serve its metrics, and drain once on SIGTERM/SIGINT — the role's work first, then the metrics
+ * once, install its key namespace (`SAGA_KEY_NAMESPACE`, before anything can derive a key), open the pool on
+ * the saga schema (waiting for Postgres, refusing an unknown schema version), start the role, serve its
+ * metrics on their own listener, and drain once on SIGTERM/SIGINT — the role's work first, then the metrics
  * server, its connections and the pool. A failure before the role is started is logged by its message and
  * exits 1 (a bad config names its field).
  */
@@ -61,14 +64,17 @@ export async function runRole<C extends RoleConfig>(spec: RoleSpec<C>): Promise<
     const config = spec.loadConfig();
     logger = createLogger({ level: config.LOG_LEVEL, name: `saga-${spec.name}` });
     const log = logger;
+    installKeyNamespace(config.SAGA_KEY_NAMESPACE);
     const { db, dbOptions } = await openSagaDb(config, spec.name, spec.poolSize(config), logger);
     const role = await spec.start({ config, logger, db, dbOptions });
-    const port = config.METRICS_PORT ?? 0;
     const metricsServer =
-      role.metrics && port > 0
-        ? await startMetricsServer(role.metrics.registry, port, {
-            database: postgresProbe(db),
-            redis: role.metrics.redis,
+      role.metrics && config.METRICS_PORT > 0
+        ? await startMetricsServer({
+            registry: role.metrics.registry,
+            port: config.METRICS_PORT,
+            host: config.METRICS_HOST,
+            token: config.METRICS_TOKEN,
+            readiness: { database: postgresProbe(db), redis: role.metrics.redis },
           })
         : undefined;
     drainOnSignal({
@@ -81,7 +87,21 @@ export async function runRole<C extends RoleConfig>(spec: RoleSpec<C>): Promise<
       },
       hurry: role.hurry,
     });
-    logger.info(role.startedLog, `${spec.name} started`);
+    logger.info(
+      {
+        ...role.startedLog,
+        // The fingerprint, never the value: every role of one deployment must log the same one.
+        keyNamespace: keyNamespaceFingerprint(config.SAGA_KEY_NAMESPACE),
+        metrics: metricsServer
+          ? {
+              host: config.METRICS_HOST,
+              port: config.METRICS_PORT,
+              token: config.METRICS_TOKEN !== undefined,
+            }
+          : null,
+      },
+      `${spec.name} started`,
+    );
   } catch (err) {
     exitOnStartFailure(logger, err);
   }

@@ -111,7 +111,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  await app.register(healthRoutes, { deps, waiter, metrics });
+  await app.register(healthRoutes, { deps, waiter });
   await app.register(consoleRoutes); // the operator's web console at /console, outside the /v1 auth hook
   const authenticate = createAuthenticate(deps.db);
   const rateLimit = createRateLimit(deps.config.SAGA_RATE_LIMIT_PER_MINUTE);

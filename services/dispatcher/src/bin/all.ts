@@ -30,10 +30,19 @@ function stopAll(signal: NodeJS.Signals): void {
   for (const child of children.values()) if (child.exitCode === null) child.kill(signal);
 }
 
-for (const role of ROLES) {
+/**
+ * Each role has a metrics listener of its own: with METRICS_PORT set, the api takes it and the relay and
+ * the executor the next two ports (the three would otherwise collide on one port); unset or 0, each picks
+ * a free one.
+ */
+const metricsBase = Number(process.env.METRICS_PORT ?? 0);
+const envOf = (i: number): NodeJS.ProcessEnv =>
+  metricsBase > 0 ? { ...process.env, METRICS_PORT: String(metricsBase + i) } : process.env;
+
+for (const [i, role] of ROLES.entries()) {
   const child = spawn(process.execPath, roleArgs(role), {
     stdio: 'inherit',
-    env: process.env,
+    env: envOf(i),
   });
   children.set(role, child);
   child.on('exit', (code, signal) => {

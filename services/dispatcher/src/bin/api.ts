@@ -2,7 +2,9 @@
  * Entry point of an API process: `node <ROLE_NODE_FLAGS> services/dispatcher/dist/bin/api.js` (after `pnpm build`; from source, `node --import tsx services/dispatcher/src/bin/api.ts`). Scale by processes
  * behind a load balancer; each holds one pool and one LISTEN connection. SIGTERM drains: the server stops
  * accepting (new requests get 503), calls waiting for an outcome answer 202 at once, requests under way
- * finish, then the pools close. Its metrics and readiness are served by the API itself.
+ * finish, then the pools close. `/healthz` and `/readyz` answer on the API's port (load balancers and
+ * orchestrators probe it there); its metrics answer on their own listener, `METRICS_HOST:METRICS_PORT`
+ * (127.0.0.1 by default, behind METRICS_TOKEN when set), like every worker role's, never on the API's port.
  */
 import { bullmqProducerConnection, loadToolModule, runRole } from '@agent-saga/core';
 import { buildApi } from '../api/build-api.js';
@@ -21,7 +23,7 @@ await runRole({
       config.SAGA_QUEUE_PREFIX,
     );
     queue.on('error', (err) => logger.warn({ err }, 'redis error on the execute queue; reconnecting'));
-    const { app } = await buildApi({
+    const { app, metrics } = await buildApi({
       db,
       schema: config.SAGA_DB_SCHEMA,
       registry,
@@ -34,6 +36,8 @@ await runRole({
     await app.listen({ host: config.HOST, port: config.PORT });
     return {
       stopWork: () => app.close(),
+      // The producer connection again: with no offline queue, a Redis that is down fails the probe at once.
+      metrics: { registry: metrics.registry, redis: () => queue.count() },
       connections: [{ what: 'the execute queue', close: () => queue.close() }],
       startedLog: {
         tools: registry.list().map((t) => t.name),

@@ -5,8 +5,8 @@ import {
   EXPECTED_SCHEMA_VERSION,
   postgresProbe,
   probeDependency as probe,
+  SchemaVersionMismatchError,
 } from '@agent-saga/core';
-import type { ApiMetrics } from '../../metrics/api-metrics.js';
 import type { ApiDeps } from '../api-deps.js';
 import type { SettleWaiter } from '../settle-waiter.js';
 
@@ -17,15 +17,20 @@ const readiness = z.object({
 });
 
 /**
- * Unauthenticated probes: /healthz (the process answers), /readyz (Postgres reachable at the schema version
- * this build expects, Redis reachable, the LISTEN connection up; each check bounded by core's
- * `READINESS_CHECK_TIMEOUT_MS`, so a 503 comes within it while a dependency is down), /metrics.
+ * Unauthenticated probes on the API's port: /healthz (the process answers) and /readyz (Postgres reachable
+ * at the schema version this build expects, Redis reachable, the LISTEN connection up; each check bounded
+ * by core's `READINESS_CHECK_TIMEOUT_MS`, so a 503 comes within it while a dependency is down). Orchestrators
+ * probe the main port without credentials, so /readyz says only which check failed and why in core's safe
+ * words (`readinessDetail`: our own messages, a driver's error code), never a driver's message (it can name
+ * a host, a user, a database).
+ *
+ * The metrics are not here: `bin/api.ts` serves them on the role's own listener (METRICS_HOST:METRICS_PORT,
+ * 127.0.0.1 by default, behind METRICS_TOKEN when set), as every role does.
  */
 export const healthRoutes: FastifyPluginAsyncZod<{
   deps: ApiDeps;
   waiter: SettleWaiter;
-  metrics: ApiMetrics;
-}> = (app, { deps, waiter, metrics }) => {
+}> = (app, { deps, waiter }) => {
   app.get(
     '/healthz',
     { schema: { tags: ['health'], response: { 200: z.object({ status: z.literal('ok') }) } } },
@@ -41,7 +46,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{
         probe(async () => {
           const found = await currentSchemaVersion(deps.db);
           if (found !== EXPECTED_SCHEMA_VERSION)
-            throw new Error(`schema at ${found ?? '(none)'}, expected ${EXPECTED_SCHEMA_VERSION}`);
+            throw new SchemaVersionMismatchError(EXPECTED_SCHEMA_VERSION, found);
         }),
         // The producer connection: with no offline queue, a Redis that is down fails this at once.
         probe(() => deps.queue.count()),
@@ -53,9 +58,5 @@ export const healthRoutes: FastifyPluginAsyncZod<{
     },
   );
 
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    const text = await metrics.registry.metrics();
-    return reply.header('content-type', metrics.registry.contentType).send(text);
-  });
   return Promise.resolve();
 };

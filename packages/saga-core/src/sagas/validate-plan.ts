@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgsError, PlanInvalidError } from '../errors/errors.js';
-import { parseArgs, parseCallArgs } from '../tools/parse-args.js';
+import type { AnyTool } from '../tools/define-tool.js';
+import { parseCallArgs } from '../tools/parse-args.js';
 import { ToolClass } from '../tools/tool-class.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { canonicalJson } from '../util/canonical-json.js';
@@ -77,11 +78,7 @@ export function validatePlan(
 }
 
 /** The entry's arguments parsed by its tool's schema; a refusal names `plan[i].args.<field>`. */
-function parseEntryArgs(
-  tool: Parameters<typeof parseArgs>[0],
-  args: unknown,
-  at: string,
-): Record<string, unknown> {
+function parseEntryArgs(tool: AnyTool, args: unknown, at: string): Record<string, unknown> {
   try {
     return parseCallArgs(tool, args);
   } catch (err) {

@@ -32,7 +32,7 @@ export interface FoundHeldStep {
  * {@link argsContain}). Undefined when none is found.
  */
 export async function findHeldStep(
-  client: Pick<SagaClient, 'listApprovals'>,
+  client: Pick<SagaClient, 'getRun'>,
   call: {
     readonly known?: KnownHeldStep | undefined;
     readonly runIds: readonly string[];
@@ -42,7 +42,8 @@ export async function findHeldStep(
 ): Promise<FoundHeldStep | undefined> {
   const { known } = call;
   for (const runId of known ? [known.runId] : call.runIds) {
-    const approvals = await client.listApprovals({ runId, limit: 500 });
+    // The run's own approvals, from its view: an agent token reads its runs, never the review queues.
+    const { approvals } = await client.getRun(runId);
     const newestFirst = [...approvals].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     for (const approval of newestFirst) {
       const step = approval.steps.find((s) =>

@@ -462,8 +462,24 @@ export type {
 export { createStatementGroup, type StatementGroup } from './db/statement-group.js';
 
 // --- Auth: API tokens and their roles ---
-export { createApiToken, verifyApiToken, hashToken, type Principal } from './auth/api-tokens.js';
+export {
+  createApiToken,
+  issueApiToken,
+  verifyApiToken,
+  hashToken,
+  type IssuedApiToken,
+  type NewApiToken,
+  type Principal,
+} from './auth/api-tokens.js';
+export {
+  listApiTokens,
+  revokeApiToken,
+  rotateApiToken,
+  type ApiTokenListing,
+} from './auth/manage-api-tokens.js';
+export { recordTokenUse, TOKEN_USE_RESOLUTION_S } from './auth/record-token-use.js';
 export { TokenRole } from './auth/token-role.js';
+export { TokenScope } from './auth/token-scope.js';
 
 // --- Metrics: the saga-log gauges and the effect metrics ---
 export { duplicateEffectCounter, attemptsPerEffectHistogram } from './metrics/effect-metrics.js';

@@ -14,6 +14,7 @@ import { createTestEnv, dumpSchema, type TestEnv } from '@agent-saga/core/testin
 import { MIGRATIONS } from '../src/db/migrations/index.js';
 import * as approvalStatus from '../src/review/approvals/approval-status.js';
 import * as authTokenRole from '../src/auth/token-role.js';
+import * as authTokenScope from '../src/auth/token-scope.js';
 import * as caseAction from '../src/review/cases/case-action.js';
 import * as caseStatus from '../src/review/cases/case-status.js';
 import * as compensationStatus from '../src/compensations/compensation-status.js';
@@ -32,6 +33,7 @@ const statuses = {
   ...runStatus,
   ...compensationStatus,
   ...authTokenRole,
+  ...authTokenScope,
   // Owned by the connectors (their own migration list), stored in the same schema.
   EmailDraftStatus,
   ...caseStatus,
@@ -112,6 +114,7 @@ const CHECKED_COLUMNS = {
   RunStatus: ['runs.status'],
   CompensationStatus: ['saga_log.compensation_status', 'compensations.status'],
   TokenRole: ['api_tokens.role'],
+  TokenScope: ['api_tokens.scope'],
   StepEventKind: ['step_events.kind'],
   EmailDraftStatus: ['email_drafts.status'],
   ReviewStatus: ['cases.status'],

@@ -153,7 +153,7 @@ describe('pivot', () => {
     );
     expect(runEvents.map((e) => [e.kind, e.to, e.actor])).toEqual([
       ['run_transition', 'RUNNING', null],
-      ['run_transition', 'AWAITING_APPROVAL', expect.stringMatching(/^token:[0-9a-f]{12}$/)],
+      ['run_transition', 'AWAITING_APPROVAL', expect.stringMatching(/^token:tok_[0-9a-f]+$/)],
       ['decision', 'approved', 'alice'],
       ['run_transition', 'RUNNING', 'alice'],
       ['run_transition', 'COMPLETED', null],

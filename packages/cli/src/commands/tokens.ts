@@ -1,12 +1,22 @@
-import { TokenRole, assertSchemaVersion, createApiToken, valuesOf } from '@agent-saga/core';
+import {
+  TokenRole,
+  TokenScope,
+  assertSchemaVersion,
+  issueApiToken,
+  listApiTokens,
+  revokeApiToken,
+  rotateApiToken,
+  valuesOf,
+} from '@agent-saga/core';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { printJson, println, type CliIo } from '../cli-io.js';
 import { parseDatabaseConfig, withDatabase } from '../database.js';
 
 /**
- * `agent-saga tokens create --tenant T --role agent|operator [--label L]`: creates an API token and prints
- * it as the last line of its output (`| tail -n 1` takes it). Only its sha256 is stored; this is the one
- * time the plain token exists. A `tokens list|revoke` would be added to the same group.
+ * `agent-saga tokens create --tenant T --role agent|operator [--label L]
+ * [--expires-in 30d]`: creates an API token and prints it as the last line of its output (`| tail -n 1`
+ * takes it). Only its sha256 is stored; this is the one time the plain token exists. `tokens list`,
+ * `tokens revoke <id>` and `tokens rotate <id>` (a new secret, printed once, same id) manage it later.
  */
 export function registerTokens(program: Command, io: CliIo): void {
   const tokens = program.command('tokens').description('manage API tokens');
@@ -19,26 +29,115 @@ export function registerTokens(program: Command, io: CliIo): void {
         .choices(valuesOf(TokenRole))
         .makeOptionMandatory(),
     )
-    .option('--label <label>', 'a note for whoever lists tokens later (who or what holds it)')
-    .option('--json', 'print { tenantId, role, label, token } as JSON')
-    .action(async (opts: { tenant: string; role: TokenRole; label?: string; json?: boolean }) => {
-      const config = parseDatabaseConfig(io);
-      const input = { tenantId: opts.tenant, role: opts.role, ...(opts.label ? { label: opts.label } : {}) };
-      const token = await withDatabase(config, async (db) => {
-        await assertSchemaVersion(db); // "run agent-saga migrate", not "relation api_tokens does not exist"
-        return createApiToken(db, input);
+    .option('--label <label>', 'unique per tenant: who or what holds it (recorded on its decisions)')
+    .option('--expires-in <duration>', 'lifetime: 30d, 12h, 45m or 90s (default: never)', parseDuration)
+    .option('--json', 'print { id, tenantId, role, scope, label, expiresAt, token } as JSON')
+    .action(
+      async (opts: {
+        tenant: string;
+        role: TokenRole;
+        label?: string;
+        expiresIn?: number;
+        json?: boolean;
+      }) => {
+        const config = parseDatabaseConfig(io);
+        const input = {
+          tenantId: opts.tenant,
+          role: opts.role,
+          ...(opts.label ? { label: opts.label } : {}),
+          ...(opts.expiresIn !== undefined ? { expiresInMs: opts.expiresIn } : {}),
+        };
+        const { id, token, expiresAt } = await withDatabase(config, async (db) => {
+          await assertSchemaVersion(db); // "run agent-saga migrate", not "relation api_tokens does not exist"
+          return issueApiToken(db, input);
+        });
+        if (opts.json) {
+          printJson(io, {
+            id,
+            tenantId: opts.tenant,
+            role: opts.role,
+            scope: TokenScope.TENANT,
+            label: opts.label ?? null,
+            expiresAt: expiresAt?.toISOString() ?? null,
+            token,
+          });
+          return;
+        }
+        const label = opts.label ? ` (${opts.label})` : '';
+        println(
+          io,
+          `created ${opts.role} token ${id} for tenant ${opts.tenant}${label}; it is shown only this once:`,
+        );
+        println(io, token);
+      },
+    );
+
+  tokens
+    .command('list')
+    .description('list tokens: id, tenant, role, scope, label, created, last used, expires, revoked')
+    .option('--tenant <tenant>', 'only this tenant', parseTenant)
+    .option('--json', 'print the list as JSON')
+    .action(async (opts: { tenant?: string; json?: boolean }) => {
+      const rows = await withDatabase(parseDatabaseConfig(io), async (db) => {
+        await assertSchemaVersion(db);
+        return listApiTokens(db, opts.tenant !== undefined ? { tenantId: opts.tenant } : {});
       });
       if (opts.json) {
-        printJson(io, { tenantId: opts.tenant, role: opts.role, label: opts.label ?? null, token });
+        printJson(io, rows);
         return;
       }
-      const label = opts.label ? ` (${opts.label})` : '';
-      println(
-        io,
-        `created an ${opts.role} token for tenant ${opts.tenant}${label}; it is shown only this once:`,
-      );
+      const at = (d: Date | null) => d?.toISOString() ?? '-';
+      println(io, 'ID\tTENANT\tROLE\tSCOPE\tLABEL\tCREATED\tLAST USED\tEXPIRES\tREVOKED');
+      for (const r of rows)
+        println(
+          io,
+          [
+            r.id,
+            r.tenantId,
+            r.role,
+            r.scope,
+            r.label ?? '-',
+            at(r.createdAt),
+            at(r.lastUsedAt),
+            at(r.expiresAt),
+            at(r.revokedAt),
+          ].join('\t'),
+        );
+    });
+
+  tokens
+    .command('revoke <id>')
+    .description('revoke a token: it answers 401 on every API process within a second')
+    .action(async (id: string) => {
+      await withDatabase(parseDatabaseConfig(io), async (db) => {
+        await assertSchemaVersion(db);
+        await revokeApiToken(db, id);
+      });
+      println(io, `revoked token ${id}`);
+    });
+
+  tokens
+    .command('rotate <id>')
+    .description('give a token a new secret (same id, label, role, scope), printed once as the last line')
+    .action(async (id: string) => {
+      const { token } = await withDatabase(parseDatabaseConfig(io), async (db) => {
+        await assertSchemaVersion(db);
+        return rotateApiToken(db, id);
+      });
+      println(io, `rotated token ${id}; the old secret stops working; the new one is shown only this once:`);
       println(io, token);
     });
+}
+
+/** Why these units: token lifetimes are days or hours; `30d` reads as what it means. */
+const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 } as const;
+
+/** `30d`, `12h`, `45m`, `90s` as milliseconds; anything else is refused. */
+function parseDuration(value: string): number {
+  const m = /^(\d+)([dhms])$/.exec(value);
+  if (!m?.[1] || !m[2] || Number(m[1]) <= 0)
+    throw new InvalidArgumentError('a duration is a positive number and a unit: 30d, 12h, 45m or 90s.');
+  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
 }
 
 /** A tenant id: non-empty, no surrounding whitespace (a pasted newline would create a tenant nobody has). */

@@ -1,54 +1,110 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
+import { BadRequestError } from '../errors/errors.js';
 import type { TokenRole } from './token-role.js';
+import { TokenScope } from './token-scope.js';
 
-/** What a bearer token grants: one tenant, one role. */
+/** What a bearer token grants: one tenant, one role, a scope of runs. */
 export interface Principal {
   readonly tenantId: string;
   readonly role: TokenRole;
+  /** The token's stable id (`tok_…`), recorded on every decision beside {@link actor}. */
+  readonly tokenId: string;
+  /** Which runs of the tenant it may see: all, or those it created (`runs.created_by_token`). */
+  readonly scope: TokenScope;
+  /** When it stops working; null: never. */
+  readonly expiresAt: Date | null;
   /**
-   * Who acts, as recorded on decisions: the token's label, or `token:<first 12 hex of its hash>` for a
-   * token without one. Never the token itself.
+   * Who acts, as recorded on decisions: the token's label (unique per tenant), or `token:<id>` for a token
+   * without one. Never the token itself.
    */
   readonly actor: string;
 }
 
-/** Tokens are stored as sha256 hex only; the plain token is shown once, when created. */
+/** Tokens are stored as sha256 hex only; the plain token is shown once, when created or rotated. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** Creates a token for a tenant and role and returns it in plain text (the only time it exists so). */
-export async function createApiToken(
-  db: SagaDb,
-  input: { tenantId: string; role: TokenRole; label?: string },
-): Promise<string> {
-  const token = `sgt_${randomBytes(24).toString('base64url')}`;
-  await db
-    .insertInto('api_tokens')
-    .values({
-      token_hash: hashToken(token),
-      tenant_id: input.tenantId,
-      role: input.role,
-      label: input.label ?? null,
-    })
-    .execute();
-  return token;
+/** A new secret: `sgt_` and 24 random bytes. */
+export function newTokenSecret(): string {
+  return `sgt_${randomBytes(24).toString('base64url')}`;
 }
 
-/** The principal of a token, or null when it is unknown or revoked. */
+export interface NewApiToken {
+  readonly tenantId: string;
+  readonly role: TokenRole;
+  /** Unique per tenant among all its tokens, revoked included: a second use is a BadRequestError. */
+  readonly label?: string;
+  /** Lifetime from now (by the database's clock); absent: never expires. */
+  readonly expiresInMs?: number;
+}
+
+/** A created token: its id and, in plain text, the secret (the only time it exists so). */
+export interface IssuedApiToken {
+  readonly id: string;
+  readonly token: string;
+  readonly expiresAt: Date | null;
+}
+
+/** Creates a token; a label already used by a token of the tenant is refused (BadRequestError on `label`). */
+export async function issueApiToken(db: SagaDb, input: NewApiToken): Promise<IssuedApiToken> {
+  const token = newTokenSecret();
+  const expiresAt =
+    input.expiresInMs === undefined
+      ? null
+      : sql<Date>`now() + make_interval(secs => ${input.expiresInMs / 1000})`;
+  try {
+    const row = await db
+      .insertInto('api_tokens')
+      .values({
+        token_hash: hashToken(token),
+        tenant_id: input.tenantId,
+        role: input.role,
+        label: input.label ?? null,
+        // Every token is tenant-wide until the own-runs scope is enforced on every run route.
+        scope: TokenScope.TENANT,
+        expires_at: expiresAt,
+      })
+      .returning(['id', 'expires_at'])
+      .executeTakeFirstOrThrow();
+    return { id: row.id, token, expiresAt: row.expires_at };
+  } catch (err) {
+    if ((err as { constraint?: string }).constraint === 'api_tokens_tenant_label')
+      throw new BadRequestError(
+        'label',
+        `tenant ${input.tenantId} already has a token labelled ${input.label ?? ''} (labels are unique per tenant, revoked tokens included; rotate keeps a label)`,
+      );
+    throw err;
+  }
+}
+
+/** Creates a token and returns it in plain text; {@link issueApiToken} also returns its id. */
+export async function createApiToken(db: SagaDb, input: NewApiToken): Promise<string> {
+  return (await issueApiToken(db, input)).token;
+}
+
+/**
+ * The principal of a token, or null when it is unknown, revoked or expired. Expiry is checked here, in the
+ * SQL, by the database's clock: one clock for every API process.
+ */
 export async function verifyApiToken(db: SagaDb, token: string): Promise<Principal | null> {
   const row = await db
     .selectFrom('api_tokens')
-    .select(['tenant_id', 'role', 'label', 'token_hash'])
+    .select(['id', 'tenant_id', 'role', 'label', 'scope', 'expires_at'])
     .where('token_hash', '=', hashToken(token))
     .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
     .executeTakeFirst();
   return row
     ? {
         tenantId: row.tenant_id,
         role: row.role,
-        actor: row.label ?? `token:${row.token_hash.slice(0, 12)}`,
+        tokenId: row.id,
+        scope: row.scope,
+        expiresAt: row.expires_at,
+        actor: row.label ?? `token:${row.id}`,
       }
     : null;
 }

@@ -7,6 +7,7 @@ import type { RunStatus } from '../runs/run-status.js';
 import type { StepEventKind } from '../steps/step-event-kind.js';
 import type { StepStatus } from '../steps/step-status.js';
 import type { TokenRole } from '../auth/token-role.js';
+import type { TokenScope } from '../auth/token-scope.js';
 import type { ToolClass } from '../tools/tool-class.js';
 
 type Json<T = unknown> = ColumnType<T, string, string>;
@@ -43,6 +44,8 @@ export interface RunsTable {
   governed: Generated<boolean>;
   /** When the run's authority was last granted: its creation, then each approval. */
   authority_at: Generated<Date>;
+  /** The id of the token that created the run (migration 0017); null for older runs. */
+  created_by_token: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -154,12 +157,24 @@ export interface OutboxTable {
   published_at: Date | null;
 }
 
+/** An API token (migration 0001; id, scope, expiry, last use and rotation 0017). */
 export interface ApiTokensTable {
+  /** sha256 hex of the secret; changes on rotation. */
   token_hash: string;
+  /** The token's stable name (`tok_…`): what list, revoke, rotate and decisions refer to. */
+  id: Generated<string>;
   tenant_id: string;
   role: TokenRole;
+  /** Unique per tenant (migration 0017). */
   label: string | null;
+  /** Which runs of the tenant the token may see: all of them, or those it created. */
+  scope: ColumnType<TokenScope, TokenScope | undefined, TokenScope>;
   created_at: Generated<Date>;
+  /** Null: never expires. */
+  expires_at: Date | null;
+  /** Updated at most once a minute per token, off the request's path. */
+  last_used_at: Date | null;
+  rotated_at: Date | null;
   revoked_at: Date | null;
 }
 
@@ -215,6 +230,8 @@ export interface CorrectionsTable {
   /** When the current send started, by the database's clock: the lookup lag counts from here. */
   send_started_at: Date | null;
   decided_by: string | null;
+  /** The id of the token that decided (migration 0017), beside its label in `decided_by`. */
+  decided_by_token: ColumnType<string | null, string | null | undefined, string | null>;
   decided_at: Date | null;
   comment: string | null;
   created_at: Generated<Date>;
@@ -230,6 +247,8 @@ export interface CasesTable {
   evidence: Json<Record<string, unknown>>;
   status: ReviewStatus;
   resolved_by: string | null;
+  /** The id of the token that resolved it (migration 0017), beside its label in `resolved_by`. */
+  resolved_by_token: ColumnType<string | null, string | null | undefined, string | null>;
   resolved_at: Date | null;
   /** What the person did: `{ action, externalRef?, comment? }`. */
   resolution: JsonNullable<Record<string, unknown>>;
@@ -250,6 +269,8 @@ export interface ApprovalsTable {
   evidence: Json<Record<string, unknown>>;
   expires_at: Date;
   decided_by: string | null;
+  /** The id of the token that decided (migration 0017), beside its label in `decided_by`. */
+  decided_by_token: ColumnType<string | null, string | null | undefined, string | null>;
   decided_at: Date | null;
   comment: string | null;
   created_at: Generated<Date>;

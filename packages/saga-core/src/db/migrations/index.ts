@@ -14,6 +14,7 @@ import * as m0013 from './0013_bound_runs.js';
 import * as m0014 from './0014_recovery_approvals.js';
 import * as m0015 from './0015_definition_metrics.js';
 import * as m0016 from './0016_fresh_duplicate_check.js';
+import * as m0017 from './0017_token_lifecycle.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -37,6 +38,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0014_recovery_approvals': m0014,
   '0015_definition_metrics': m0015,
   '0016_fresh_duplicate_check': m0016,
+  '0017_token_lifecycle': m0017,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { approvalQueue, decideApproval, getApproval, listSteps, stepsOfRuns } from '@agent-saga/core';
 import type { ApiDeps } from '../api-deps.js';
-import { operatorOf, principalOf } from '../auth.js';
+import { operatorOf } from '../auth.js';
 import { presentApproval } from '../present-review.js';
 import { approvalIdParams, approvalsQuery, approvalView, decisionBody, errorBody } from '../schemas.js';
 
 /**
- * Approvals: the inbox (any token of the tenant may read it) and the decision (operator tokens only), for
+ * Approvals: the inbox and the decision (operator tokens only: an agent token is 403 FORBIDDEN), for
  * every kind (`ApprovalKind`): a pivot, a held step, a held compensation (money or a deletion in an
  * unwind) and a renewal of a run's lapsed authority (its recovery plan and the plan's hash in the
  * evidence). A decision carries the hash of the proposal the person saw; see `decideApproval` for every
@@ -23,11 +23,16 @@ export const approvalRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { 
         tags: ['approvals'],
         security: [{ bearer: [] }],
         querystring: approvalsQuery,
-        response: { 200: z.object({ approvals: z.array(approvalView) }), 400: errorBody, 401: errorBody },
+        response: {
+          200: z.object({ approvals: z.array(approvalView) }),
+          400: errorBody,
+          401: errorBody,
+          403: errorBody,
+        },
       },
     },
     async (req) => {
-      const rows = await approvalQueue(deps.db, { tenantId: principalOf(req).tenantId, ...req.query });
+      const rows = await approvalQueue(deps.db, { tenantId: operatorOf(req).tenantId, ...req.query });
       const steps = await stepsOfRuns(
         deps.db,
         rows.map((a) => a.run_id),
@@ -52,11 +57,11 @@ export const approvalRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { 
         tags: ['approvals'],
         security: [{ bearer: [] }],
         params: approvalIdParams,
-        response: { 200: approvalView, 401: errorBody, 404: errorBody },
+        response: { 200: approvalView, 401: errorBody, 403: errorBody, 404: errorBody },
       },
     },
     async (req) => {
-      const a = await getApproval(deps.db, principalOf(req).tenantId, req.params.id);
+      const a = await getApproval(deps.db, operatorOf(req).tenantId, req.params.id);
       return presentApproval(a, await listSteps(deps.db, a.run_id), deps.registry);
     },
   );

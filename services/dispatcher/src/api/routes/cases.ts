@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { caseQueue, resolveCase, stepsOfRuns } from '@agent-saga/core';
 import type { ApiDeps } from '../api-deps.js';
-import { operatorOf, principalOf } from '../auth.js';
+import { operatorOf } from '../auth.js';
 import { presentCase } from '../present-review.js';
 import { caseIdParams, caseResolveBody, casesQuery, caseView, errorBody } from '../schemas.js';
 
@@ -16,11 +16,16 @@ export const caseRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps
         tags: ['operator'],
         security: [{ bearer: [] }],
         querystring: casesQuery,
-        response: { 200: z.object({ cases: z.array(caseView) }), 400: errorBody, 401: errorBody },
+        response: {
+          200: z.object({ cases: z.array(caseView) }),
+          400: errorBody,
+          401: errorBody,
+          403: errorBody,
+        },
       },
     },
     async (req) => {
-      const rows = await caseQueue(deps.db, { tenantId: principalOf(req).tenantId, ...req.query });
+      const rows = await caseQueue(deps.db, { tenantId: operatorOf(req).tenantId, ...req.query });
       const steps = await stepsOfRuns(
         deps.db,
         rows.map((c) => c.run_id),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { correctionQueue, stepsOfRuns } from '@agent-saga/core';
 import type { ApiDeps } from '../api-deps.js';
-import { operatorOf, principalOf } from '../auth.js';
+import { operatorOf } from '../auth.js';
 import { presentCorrection } from '../present-review.js';
 import {
   correctionDismissBody,
@@ -40,11 +40,16 @@ export const correctionRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, 
         tags: ['operator'],
         security: [{ bearer: [] }],
         querystring: correctionsQuery,
-        response: { 200: z.object({ corrections: z.array(correctionView) }), 400: errorBody, 401: errorBody },
+        response: {
+          200: z.object({ corrections: z.array(correctionView) }),
+          400: errorBody,
+          401: errorBody,
+          403: errorBody,
+        },
       },
     },
     async (req) => {
-      const rows = await correctionQueue(deps.db, { tenantId: principalOf(req).tenantId, ...req.query });
+      const rows = await correctionQueue(deps.db, { tenantId: operatorOf(req).tenantId, ...req.query });
       const steps = await stepsOfRuns(
         deps.db,
         rows.map((c) => c.run_id),

@@ -165,7 +165,10 @@ describe('a job lost after publish', () => {
       return m;
     });
     expect(msg.payload).toMatchObject({ dispatchNo: 2 });
-    expect(reconciler.output()).toContain('unclaimed intent republished under a fresh job id');
+    // The reconciler logs after its transaction commits; the relay may publish the row before that line.
+    await waitFor('the republish logged', () =>
+      reconciler.output().includes('unclaimed intent republished under a fresh job id') ? true : undefined,
+    );
     expect((await eventsOf(env.db, runId, 0)).filter((e) => e.cause === REPUBLISH_CAUSE)).toHaveLength(1);
 
     // Until an executor is back the step is republished every bound (one message per bound, never two).

@@ -129,3 +129,47 @@ describe('agent-saga tokens create', () => {
     expect(run.stdout).toBe('');
   });
 });
+
+describe('agent-saga tokens list, revoke, rotate', () => {
+  it('manages a token by its id: listed without its secret, rotated to a new one, revoked for good', async () => {
+    await migrateToLatest(db, schema);
+    const created = await cli(
+      'tokens',
+      'create',
+      '--tenant',
+      'acme',
+      '--role',
+      'agent',
+      '--label',
+      'bot',
+      '--expires-in',
+      '30d',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const issued = JSON.parse(created.stdout) as { id: string; token: string; expiresAt: string };
+    expect(issued.id).toMatch(/^tok_/);
+    expect(Date.parse(issued.expiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+
+    const rotated = await cli('tokens', 'rotate', issued.id);
+    expect(rotated.code).toBe(0);
+    const fresh = rotated.lines.at(-1)!;
+    expect(fresh).not.toBe(issued.token);
+    await expect(verifyApiToken(db, issued.token)).resolves.toBeNull();
+    await expect(verifyApiToken(db, fresh)).resolves.toMatchObject({ tenantId: 'acme', actor: 'bot' });
+
+    const revoked = await cli('tokens', 'revoke', issued.id);
+    expect(revoked.code).toBe(0);
+    await expect(verifyApiToken(db, fresh)).resolves.toBeNull();
+
+    const listed = await cli('tokens', 'list', '--tenant', 'acme', '--json');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(fresh);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ id: issued.id, tenantId: 'acme', role: 'agent', label: 'bot' }),
+    ]);
+    const [row] = JSON.parse(listed.stdout) as { revokedAt: string | null; rotatedAt: string | null }[];
+    expect(row?.revokedAt).not.toBeNull();
+    expect(row?.rotatedAt).not.toBeNull();
+  });
+});

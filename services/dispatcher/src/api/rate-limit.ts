@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode, hashToken, SagaError } from '@agent-saga/core';
+import { ErrorCode, SagaError } from '@agent-saga/core';
 import { createTokenBuckets } from './token-buckets.js';
 
 /**
@@ -28,28 +28,19 @@ export type RateLimit = (req: FastifyRequest, reply: FastifyReply) => Promise<vo
 
 /**
  * The per-token rate limit of `/v1`, an `onRequest` hook registered after the auth hook: an unauthenticated
- * request was answered 401 already and spends nothing. The bucket is keyed by the token's sha256 (as the
- * auth cache is), so no plain token is kept. `perMinute` 0: no limit, and no hook.
+ * request was answered 401 already and spends nothing. The bucket is keyed by the token's id, which the
+ * auth hook put on the principal (a rotated token keeps its bucket; no secret is kept). `perMinute` 0: no
+ * limit, and no hook.
  */
 export function createRateLimit(perMinute: number): RateLimit | null {
   if (perMinute === 0) return null;
   const buckets = createTokenBuckets(perMinute);
   return (req, reply) => {
-    const token = bearerToken(req);
-    if (token === undefined) return Promise.resolve(); // the auth hook refused it; not reached
-    const waitMs = buckets.take(hashToken(token));
+    const tokenId = req.principal?.tokenId;
+    if (tokenId === undefined) return Promise.resolve(); // the auth hook refused it; not reached
+    const waitMs = buckets.take(tokenId);
     if (waitMs === 0) return Promise.resolve();
     void reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
     return Promise.reject(new RateLimitedError(perMinute, waitMs));
   };
-}
-
-/**
- * The token of `Authorization: Bearer <token>`, read as the auth hook reads it, so that spelling the
- * header differently (case, spaces) never makes a second bucket for one token.
- */
-function bearerToken(req: FastifyRequest): string | undefined {
-  const header = req.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return match?.[1];
 }

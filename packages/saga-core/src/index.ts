@@ -466,6 +466,7 @@ export {
   createApiToken,
   issueApiToken,
   verifyApiToken,
+  bearerTokenOf,
   hashToken,
   type IssuedApiToken,
   type NewApiToken,

@@ -23,6 +23,16 @@ export interface Principal {
 }
 
 /** Tokens are stored as sha256 hex only; the plain token is shown once, when created or rotated. */
+/**
+ * The token of an `Authorization: Bearer <token>` header (the scheme in any case, spaces around the token
+ * allowed), or undefined when there is none: the one reading of the header, for the API and the MCP
+ * gateway, so a token spelled differently never counts as another.
+ */
+export function bearerTokenOf(header: string | undefined): string | undefined {
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }

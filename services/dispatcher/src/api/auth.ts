@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import {
+  bearerTokenOf,
   ForbiddenError,
   hashToken,
   recordTokenUse,
@@ -51,9 +52,9 @@ export function createAuthenticate(db: SagaDb): Authenticate {
   }
   return async (req) => {
     const header = req.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match?.[1]) throw new UnauthorizedError('missing bearer token (Authorization: Bearer <token>)');
-    const hash = hashToken(match[1]);
+    const token = bearerTokenOf(header);
+    if (!token) throw new UnauthorizedError('missing bearer token (Authorization: Bearer <token>)');
+    const hash = hashToken(token);
     const now = Date.now();
     const hit = cache.get(hash);
     if (hit && hit.until > now) {
@@ -61,7 +62,7 @@ export function createAuthenticate(db: SagaDb): Authenticate {
       noteUse(hit.principal, now, req);
       return;
     }
-    const principal = await verifyApiToken(db, match[1]);
+    const principal = await verifyApiToken(db, token);
     if (!principal) {
       cache.delete(hash);
       throw new UnauthorizedError('unknown, revoked or expired token');

@@ -1,11 +1,10 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { bearerTokenOf } from '@agent-saga/core';
 import { HttpErrorCode, writeJsonRpcError } from './json-rpc-error-response.js';
 
-/** The token of `Authorization: Bearer <token>`, as the dispatcher reads it; undefined when absent. */
+/** The token of `Authorization: Bearer <token>`, read by core's rule (as the dispatcher reads it). */
 export function bearerToken(headers: IncomingHttpHeaders): string | undefined {
-  const header = headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return match?.[1];
+  return bearerTokenOf(headers.authorization);
 }
 
 /**

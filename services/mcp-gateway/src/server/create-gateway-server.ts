@@ -115,7 +115,7 @@ function runOf(meta: RequestMeta): string | undefined {
   if (typeof named !== 'string' || !RUN_ID.test(named))
     throw new McpError(
       ErrorCode.InvalidParams,
-      `_meta["${McpMetaKey.RUN_ID}"] must be a run id matching [A-Za-z0-9._:-]{1,128}`,
+      `_meta["${McpMetaKey.RUN_ID}"] must be a run id matching ${RUN_ID.source}`,
     );
   return named;
 }

@@ -43,6 +43,11 @@ export const benchConfigSchema = z.object({
   EXECUTOR_CONCURRENCY: count(50),
   DB_POOL_SIZE: count(20),
   /**
+   * `true`: the API runs each call's first attempt itself (SAGA_EXECUTE_INLINE), the executor takes only
+   * what it leaves; `false`: the product default, every call through BullMQ to the executor.
+   */
+  BENCH_EXECUTE_INLINE: z.enum(['true', 'false']).default('false'),
+  /**
    * When set, every role runs with `--cpu-prof` and writes its V8 CPU profiles under `<dir>/<role>/` when it exits
    * (one per thread: the largest is the main thread) (open
    * them in Chrome DevTools or speedscope): where each process spends its time under the bench's load.

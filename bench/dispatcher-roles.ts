@@ -42,6 +42,7 @@ export async function startDispatcherRoles(
     SAGA_RATE_LIMIT_PER_MINUTE: '0',
     EXECUTOR_CONCURRENCY: String(config.EXECUTOR_CONCURRENCY),
     DB_POOL_SIZE: String(config.DB_POOL_SIZE),
+    SAGA_EXECUTE_INLINE: config.BENCH_EXECUTE_INLINE,
   };
   const profile = (role: string) =>
     config.BENCH_CPU_PROFILE_DIR

@@ -37,7 +37,7 @@ import { formatReport, writeResultJson } from './report.js';
 import { createSagaLanes } from './saga-call-lanes.js';
 import { sagaLogLatency } from './saga-log-latency.js';
 import { runSequential } from './sequential-latency.js';
-import { selectPeers } from './peers/all-peers.js';
+import { selectedPeerNames, selectPeers } from './peers/all-peers.js';
 import { measureOrExplain, measurePeer, type PeerResult } from './peers/measure-peer.js';
 import { sideBySide } from './side-by-side.js';
 import { measureSweepCost } from './sweep-cost.js';
@@ -379,6 +379,7 @@ function target(figure: string, goal: string, measured: number, unit: string, me
 
 try {
   const config = loadBenchConfig();
+  selectedPeerNames(config.BENCH_PEERS);
   const result = await main(config);
   console.log(formatReport(result));
   await writeResultJson(config.BENCH_RESULTS, result);

@@ -42,6 +42,9 @@ export const closeTicket = defineTool({
   class: 'irreversible',
   version: 1,
   args: z.object({ ticket: z.union([z.string(), z.object({ $ref: z.string() })]), reason: z.string() }),
+  // Free text about the customer, in the arguments and echoed in the result.
+  personal: ['reason'],
+  personalResult: ['reason'],
   audience: ['support_team'],
   async execute(args) {
     await ensureTable();
@@ -58,6 +61,8 @@ export const createTicket = defineTool({
   version: 1,
   args: z.object({ summary: z.string().min(1), orderId: z.string().min(1) }),
   identity: ['orderId'],
+  // The summary is free text about the customer's problem; the order id names nobody by itself.
+  personal: ['summary'],
   audience: ['support_team'],
   compensate: (_args, key) => ({
     tool: 'close_ticket',
@@ -92,6 +97,7 @@ export const sendCustomerEmail = defineTool({
   class: 'irreversible',
   version: 1,
   args: z.object({ to: z.string().email(), template: z.string() }),
+  personal: ['to'],
   audience: ['customer'],
   execute: () => Promise.reject(new Error('the example never sends email')),
   lookup: () => Promise.resolve(null),

@@ -16,7 +16,13 @@ import { correctionHash, createApiToken, stepKey } from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
 import { createFixtureTestEnv } from './fixtures/fixture-test-env.js';
 import { effectsFor } from './fixtures/effect-tools.js';
-import { killAll, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
+import {
+  killAll,
+  startRole,
+  waitFor,
+  type RoleProcess,
+  waitForReady,
+} from './fixtures/dispatcher-processes.js';
 import { freePort } from '@agent-saga/core';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -128,16 +134,7 @@ describe.skipIf(!hasChromium)('operator console in chromium', () => {
     // Four roles start at once (tsx compiles each): on a busy 2-core machine readiness alone can take 40 s.
     [browser] = await Promise.all([
       chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] }),
-      waitFor(
-        'api ready',
-        () =>
-          fetch(`${baseUrl}/readyz`).then(
-            (r) => (r.ok ? true : undefined),
-            () => undefined,
-          ),
-        70_000,
-        200,
-      ),
+      waitForReady(baseUrl, 70_000),
     ]);
   }, 90_000);
   afterAll(async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken, freePort } from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
 import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
-import { startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
+import { startRole, waitForReady, type RoleProcess } from './fixtures/dispatcher-processes.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -45,16 +45,7 @@ describe.skipIf(!hasChromium)('the console timeline shows the model decision', (
     operator = await createApiToken(env.db, { tenantId: 'acme', role: 'operator', label: 'alice' });
     [browser] = await Promise.all([
       chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] }),
-      waitFor(
-        'api ready',
-        () =>
-          fetch(`${baseUrl}/readyz`).then(
-            (r) => (r.ok ? true : undefined),
-            () => undefined,
-          ),
-        60_000,
-        200,
-      ),
+      waitForReady(baseUrl, 60_000),
     ]);
   }, 90_000);
   afterAll(async () => {

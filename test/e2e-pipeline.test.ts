@@ -11,7 +11,14 @@ import { createApiToken, CrashPoint, stepKey } from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
 import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
 import { effectsFor, FaultKind, injectFault } from './fixtures/effect-tools.js';
-import { eventsOf, readStep, startRole, waitFor, type RoleProcess } from './fixtures/dispatcher-processes.js';
+import {
+  eventsOf,
+  readStep,
+  startRole,
+  waitFor,
+  type RoleProcess,
+  waitForReady,
+} from './fixtures/dispatcher-processes.js';
 import { freePort } from '@agent-saga/core';
 
 let env: TestEnv;
@@ -36,16 +43,7 @@ beforeAll(async () => {
   procs.push(startRole(env, 'executor', ROLE_ENV));
   const token = await createApiToken(env.db, { tenantId: 'acme', role: 'agent' });
   saga = createSagaClient({ baseUrl, token });
-  await waitFor(
-    'api ready',
-    () =>
-      fetch(`${baseUrl}/readyz`).then(
-        (r) => (r.ok ? true : undefined),
-        () => undefined,
-      ),
-    55_000,
-    200,
-  );
+  await waitForReady(baseUrl, 55_000);
 });
 afterAll(() => closeFixtureTestEnv(env, procs));
 

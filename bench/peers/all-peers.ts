@@ -17,13 +17,21 @@ export const PEERS: Readonly<Record<string, (ctx: PeerContext) => Peer>> = {
   'bullmq-postgres-drain': (ctx) => bullmqDrainPeer(ctx, 'postgres'),
 };
 
-/** The peers BENCH_PEERS selects (`all`, `none`, or a comma-separated list of names). */
-export function selectPeers(spec: string, ctx: PeerContext): Peer[] {
+/**
+ * The names BENCH_PEERS selects (`all`, `none`, or a comma-separated list of names); an unknown name throws
+ * naming it. The bench calls this before it starts anything, so a typo fails at once, not after the
+ * agent-saga phases.
+ */
+export function selectedPeerNames(spec: string): string[] {
   if (spec === 'none') return [];
   const names = spec === 'all' ? Object.keys(PEERS) : spec.split(',').map((s) => s.trim());
-  return names.map((n) => {
-    const make = PEERS[n];
-    if (!make) throw new Error(`BENCH_PEERS: unknown peer ${n} (known: ${Object.keys(PEERS).join(', ')})`);
-    return make(ctx);
-  });
+  const unknown = names.find((n) => !PEERS[n]);
+  if (unknown !== undefined)
+    throw new Error(`BENCH_PEERS: unknown peer ${unknown} (known: ${Object.keys(PEERS).join(', ')})`);
+  return names;
+}
+
+/** The peers BENCH_PEERS selects (see {@link selectedPeerNames}). */
+export function selectPeers(spec: string, ctx: PeerContext): Peer[] {
+  return selectedPeerNames(spec).map((n) => PEERS[n]!(ctx));
 }

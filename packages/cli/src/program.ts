@@ -6,13 +6,15 @@ import { registerApprovals } from './commands/approvals.js';
 import { registerCases } from './commands/cases.js';
 import { registerCorrections } from './commands/corrections.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerPolicy } from './commands/policy.js';
+import { registerPrune } from './commands/prune.js';
 import { registerRuns } from './commands/runs.js';
 import { registerSchemaVersion } from './commands/schema-version.js';
 import { registerTokens } from './commands/tokens.js';
 
 /**
  * The `agent-saga` program: one `register…` per command group, each in its own file under `commands/`.
- * `migrate`, `schema-version` and `tokens` talk to Postgres (DATABASE_URL); `runs`, `approvals`, `cases`
+ * `migrate`, `schema-version`, `prune` and `tokens` talk to Postgres (DATABASE_URL); `runs`, `approvals`, `cases`
  * and `corrections` talk to the dispatcher's HTTP API (AGENT_SAGA_URL, AGENT_SAGA_TOKEN).
  */
 export function createProgram(io: CliIo): Command {
@@ -27,11 +29,13 @@ export function createProgram(io: CliIo): Command {
     .showHelpAfterError('(run with --help for usage)');
   registerMigrate(program, io);
   registerSchemaVersion(program, io);
+  registerPrune(program, io);
   registerTokens(program, io);
   registerRuns(program, io);
   registerApprovals(program, io);
   registerCases(program, io);
   registerCorrections(program, io);
+  registerPolicy(program, io);
   return program;
 }
 

@@ -130,6 +130,68 @@ describe('agent-saga tokens create', () => {
   });
 });
 
+describe('agent-saga tokens create --scope', () => {
+  it('issues an own-runs agent token, shown with its scope by tokens list (table and JSON)', async () => {
+    await migrateToLatest(db, schema);
+    const created = await cli(
+      'tokens',
+      'create',
+      '--tenant',
+      'acme',
+      '--role',
+      'agent',
+      '--scope',
+      'own-runs',
+      '--label',
+      'bot',
+      '--json',
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const issued = JSON.parse(created.stdout) as { id: string; scope: string; token: string };
+    expect(issued.scope).toBe('own-runs');
+    await expect(verifyApiToken(db, issued.token)).resolves.toMatchObject({
+      scope: 'own-runs',
+      role: 'agent',
+    });
+    const plain = await cli('tokens', 'create', '--tenant', 'acme', '--role', 'agent', '--json');
+    expect((JSON.parse(plain.stdout) as { scope: string }).scope).toBe('tenant');
+
+    const listed = await cli('tokens', 'list', '--tenant', 'acme', '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ id: issued.id, role: 'agent', scope: 'own-runs', label: 'bot' }),
+      expect.objectContaining({ role: 'agent', scope: 'tenant' }),
+    ]);
+    const table = await cli('tokens', 'list', '--tenant', 'acme');
+    expect(table.lines.find((l) => l.startsWith(issued.id))?.split('\t')).toEqual(
+      expect.arrayContaining([issued.id, 'acme', 'agent', 'own-runs', 'bot']),
+    );
+  });
+
+  it('refuses own-runs for an operator token, naming --scope (exit 2), and writes nothing', async () => {
+    await migrateToLatest(db, schema);
+    const run = await cli(
+      'tokens',
+      'create',
+      '--tenant',
+      'acme',
+      '--role',
+      'operator',
+      '--scope',
+      'own-runs',
+    );
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--scope');
+    expect(run.stderr).toContain('agent');
+    expect(run.stdout).toBe('');
+    const bad = await cli('tokens', 'create', '--tenant', 'acme', '--role', 'agent', '--scope', 'mine');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--scope');
+    expect(await db.selectFrom('api_tokens').selectAll().execute()).toEqual([]);
+  });
+});
+
 describe('agent-saga tokens list, revoke, rotate', () => {
   it('manages a token by its id: listed without its secret, rotated to a new one, revoked for good', async () => {
     await migrateToLatest(db, schema);

@@ -5,6 +5,7 @@ import { ToolOutcomeUnknown } from './errors.js';
 import { requestJson, withQuery, type Transport } from './http.js';
 import { sendWithFetch, sendWithUndici } from './send-request.js';
 import { createReviewMethods, type ReviewMethods } from './review-methods.js';
+import { createPolicyMethods, type PolicyMethods } from './policy-methods.js';
 import { pivotProposalSchema, type PivotProposal } from './review-views.js';
 import { createRunHandle, type RunHandle } from './run-handle.js';
 import {
@@ -92,9 +93,12 @@ export interface CreatedRun {
  * role: agent tokens call tools, unwind and propose pivots; only operator tokens decide approvals, resolve
  * cases and send corrections (an agent token gets `ForbiddenError`, 403). Reads are open to both.
  */
-export interface SagaClient extends ReviewMethods, StepMethods {
+export interface SagaClient extends ReviewMethods, StepMethods, PolicyMethods {
   createRun(input?: CreateRunInput): Promise<CreatedRun>;
-  /** The tenant's runs, newest first, with counts of what waits for a person. */
+  /**
+   * The tenant's runs, newest first, with counts of what waits for a person; an own-runs token's: only
+   * those it created.
+   */
   listRuns(query?: ListRunsQuery): Promise<readonly RunSummary[]>;
   /**
    * Every transition, attempt, retry and lookup of the run's steps, oldest first: the dispatcher answers a
@@ -298,6 +302,7 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
     },
 
     ...createReviewMethods(transport),
+    ...createPolicyMethods(transport),
   };
   return Object.freeze(client);
 }

@@ -88,6 +88,8 @@ export const ApiErrorCode = {
   PIVOT_STAGED: 'PIVOT_STAGED',
   /** 409: the decision (or correction send/edit) carried the hash of another proposal than the current one. */
   APPROVAL_HASH_MISMATCH: 'APPROVAL_HASH_MISMATCH',
+  /** 409 (a `ConflictError`): `setPolicy` named a version of the policy floor that is no longer current. */
+  POLICY_VERSION_MISMATCH: 'POLICY_VERSION_MISMATCH',
   /** 409: the approval or correction was decided already (`details.status` says how). */
   APPROVAL_DECIDED: 'APPROVAL_DECIDED',
   /** 410: the approval's deadline passed. */
@@ -228,6 +230,14 @@ export class DuplicateOperationError extends ConflictError {
   get externalRef(): string | undefined {
     const r = this.details.externalRef;
     return typeof r === 'string' ? r : undefined;
+  }
+
+  /**
+   * Whether the earlier step had exactly this call's arguments (as the tool's schema parsed them): the call
+   * was sent again, not reworded. False when the server does not say (an older dispatcher).
+   */
+  get sameArgs(): boolean {
+    return this.details.sameArgs === true;
   }
 }
 

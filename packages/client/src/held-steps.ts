@@ -100,10 +100,19 @@ export async function settledOutcomeOfStep(
 }
 
 /**
+ * What the dispatcher shows in place of a value the reader may not see (core's `SECRET_MARK` and
+ * `PERSONAL_MARK`): an agent token reads its run's held steps with personal fields redacted.
+ */
+const REDACTION_MARKS: ReadonlySet<unknown> = new Set(['[REDACTED]', '[PERSONAL]']);
+
+/**
  * True when every field the model gave equals the stored argument (deeply). The stored arguments may have
- * more: the harness fills in its schema's defaults (`vars: {}`) before it writes them.
+ * more: the harness fills in its schema's defaults (`vars: {}`) before it writes them. A stored field the
+ * reader sees redacted matches whatever the model gave there: the other fields, the tool and the run still
+ * have to match, and the step found is only ever read or decided through its own key.
  */
 export function argsContain(stored: unknown, given: unknown): boolean {
+  if (REDACTION_MARKS.has(stored)) return true;
   if (typeof given !== 'object' || given === null) return Object.is(stored, given);
   if (typeof stored !== 'object' || stored === null) return false;
   if (Array.isArray(given))

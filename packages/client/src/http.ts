@@ -18,7 +18,7 @@ export interface Transport {
 }
 
 export interface JsonRequest<S extends z.ZodType> {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
   readonly body?: unknown;
   /** The success statuses this endpoint may answer with; any other 2xx/3xx is unexpected. */

@@ -19,6 +19,14 @@ export type {
   CorrectionEditInput,
   CorrectionDismissInput,
 } from './review-methods.js';
+export {
+  floorBudgetSchema,
+  policyFloorViewSchema,
+  type FloorBudget,
+  type PolicyFloorInput,
+  type PolicyFloorView,
+  type PolicyMethods,
+} from './policy-methods.js';
 export { MAX_WAIT_MS, type CallDecision, type CallOptions, type StepMethods } from './step-methods.js';
 export { createRunHandle, OPEN_LOG_STATUSES, type RunHandle, type OpenStep } from './run-handle.js';
 export {

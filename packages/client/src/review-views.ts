@@ -43,6 +43,12 @@ export const approvalEvidenceSchema = z.looseObject({
 });
 export type ApprovalEvidence = z.infer<typeof approvalEvidenceSchema>;
 
+/**
+ * The stable id (`tok_…`) of the token that decided, beside its label; null when undecided, decided before
+ * the server recorded it, or by no token. Absent from an older server's answer: read as null.
+ */
+const deciderTokenIdSchema = z.string().nullable().default(null);
+
 /** `GET /v1/approvals/{id}`: one complete proposal, its hash and deadline. */
 export const approvalViewSchema = z.looseObject({
   id: z.string(),
@@ -55,7 +61,9 @@ export const approvalViewSchema = z.looseObject({
   summary: z.string().nullable(),
   steps: z.array(proposedStepSchema),
   evidence: approvalEvidenceSchema,
+  /** The deciding token's label (or `token:<id>`). */
   decidedBy: z.string().nullable(),
+  decidedByTokenId: deciderTokenIdSchema,
   decidedAt: z.string().nullable(),
   comment: z.string().nullable(),
   createdAt: z.string(),
@@ -83,7 +91,9 @@ export const caseViewSchema = z.looseObject({
   /** Every lookup, attempt and error, with their times; shape is the harness's. */
   evidence: z.record(z.string(), z.unknown()),
   status: z.string(),
+  /** The resolving token's label (or `token:<id>`). */
   resolvedBy: z.string().nullable(),
+  resolvedByTokenId: deciderTokenIdSchema,
   resolvedAt: z.string().nullable(),
   resolution: z.record(z.string(), z.unknown()).nullable(),
   createdAt: z.string(),
@@ -104,7 +114,9 @@ export const correctionViewSchema = z.looseObject({
   hash: z.string(),
   idempotencyKey: z.string().nullable(),
   externalRef: z.string().nullable(),
+  /** The deciding token's label (or `token:<id>`). */
   decidedBy: z.string().nullable(),
+  decidedByTokenId: deciderTokenIdSchema,
   decidedAt: z.string().nullable(),
   comment: z.string().nullable(),
   createdAt: z.string(),

@@ -40,6 +40,8 @@ export const stepViewSchema = z.looseObject({
     })
     .nullable()
     .optional(),
+  /** The step's W3C trace id (32 hex); null for a step stored before tracing (absent: older servers). */
+  traceId: z.string().nullable().optional(),
 });
 export type StepView = z.infer<typeof stepViewSchema>;
 

@@ -4,7 +4,7 @@ import { Agent, request } from 'undici';
 export type SendRequest = (
   url: string,
   init: {
-    readonly method: 'GET' | 'POST';
+    readonly method: 'GET' | 'POST' | 'PUT';
     readonly headers: Readonly<Record<string, string>>;
     readonly body?: string;
   },

@@ -19,7 +19,12 @@ export {
   type VendorIdempotencyMismatchFacts,
 } from './vendor-idempotency-mismatch-error.js';
 // --- Jira ---
-export { jiraConfigFromEnv, DEFAULT_JIRA_LOOKUP_LAG_MS, type JiraConfig } from './jira/jira-config.js';
+export {
+  jiraConfigFromEnv,
+  DEFAULT_JIRA_COMMIT_HORIZON_MS,
+  DEFAULT_JIRA_LOOKUP_LAG_MS,
+  type JiraConfig,
+} from './jira/jira-config.js';
 export { createJiraTools } from './jira/jira-tools.js';
 export { sagaLabel } from './jira/saga-label.js';
 // --- Email ---

@@ -1,6 +1,7 @@
 import {
   ClientError,
   classifyToolError,
+  commitHorizonOf,
   createToolRegistry,
   OutcomeUnknownError,
   parseArgs,
@@ -9,7 +10,13 @@ import {
 } from '@agent-saga/core';
 import { startSandbox, type RunningSandbox } from '@agent-saga/sandbox';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createJiraTools, jiraConfigFromEnv, sagaLabel, type JiraConfig } from '../src/index.js';
+import {
+  createJiraTools,
+  DEFAULT_JIRA_COMMIT_HORIZON_MS,
+  jiraConfigFromEnv,
+  sagaLabel,
+  type JiraConfig,
+} from '../src/index.js';
 import {
   acceptsArgs,
   eventually,
@@ -52,7 +59,7 @@ afterAll(async () => sandbox?.close());
 beforeEach(() => sandbox.admin.reset());
 
 describe('Jira connector against the sandbox', () => {
-  it('registers with the core registry, with the configured lag and defaults', () => {
+  it('registers with the core registry, with the configured lag, horizon and defaults', () => {
     const registry = createToolRegistry(tools);
     expect(
       registry
@@ -67,6 +74,13 @@ describe('Jira connector against the sandbox', () => {
     expect(jiraConfigFromEnv({ ...envOf(jiraConfig()), JIRA_LOOKUP_LAG_MS: undefined }).lookupLagMs).toBe(
       30_000,
     );
+    // Jira may commit a create it held past the timeout: every tool declares the configured horizon.
+    for (const t of tools) expect(commitHorizonOf(t), t.name).toBe(DEFAULT_JIRA_COMMIT_HORIZON_MS);
+    expect(DEFAULT_JIRA_COMMIT_HORIZON_MS).toBeGreaterThan(tool('create_ticket').timeoutMs);
+    const horizon = createJiraTools(jiraConfig({ JIRA_COMMIT_HORIZON_MS: '12500' }));
+    expect(horizon.map((t) => t.commitHorizonMs)).toEqual(horizon.map(() => 12_500));
+    expect(() => jiraConfig({ JIRA_COMMIT_HORIZON_MS: '-1' })).toThrow(/JIRA_COMMIT_HORIZON_MS/);
+    expect(() => jiraConfig({ JIRA_COMMIT_HORIZON_MS: 'soon' })).toThrow(/JIRA_COMMIT_HORIZON_MS/);
     expect(tool('create_ticket').compensate?.({ summary: 's', orderId: '1' }, 'k1')).toEqual({
       tool: 'close_ticket',
       args: { ticket: { $ref: 'k1' }, reason: 'rolled back by run' },

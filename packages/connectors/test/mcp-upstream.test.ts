@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import {
+  absenceEvidenceAfterMs,
   ClientError,
+  commitHorizonOf,
   createToolRegistry,
   describeTool,
   OutcomeUnknownError,
@@ -89,6 +91,9 @@ describe('the mapping file', () => {
     expect(mappingError({ ...base, tools: { 'Bad-Name': base.tools.desk_list_tickets } })).toContain(
       'tools.Bad-Name: must match',
     );
+    const badHorizon = structuredClone(base);
+    (badHorizon.tools.desk_open_ticket as Record<string, unknown>).commitHorizonMs = -1;
+    expect(mappingError(badHorizon)).toContain('tools.desk_open_ticket.commitHorizonMs');
     writeFileSync(`${mappingPath}.broken`, '{ not json');
     expect(() => loadMcpUpstreamMapping(`${mappingPath}.broken`)).toThrow(
       `${mappingPath}.broken: (file): cannot be read as JSON`,
@@ -261,6 +266,25 @@ describe('checkUpstreamTools (the gateway start check)', () => {
       tool: 'list_tickets',
       reason: 'unmapped (annotated read-only)',
     });
+  });
+
+  it('declares a mapped commitHorizonMs on the tool; without one the horizon is the timeout', async () => {
+    const path = writeDeskMapping(desk.url, {
+      lagMs: LAG_MS,
+      timeoutMs: 4_000,
+      tools: {
+        desk_open_ticket: {
+          ...(deskMapping(desk.url, { lagMs: LAG_MS }).tools as Record<string, object>).desk_open_ticket,
+          timeoutMs: 4_000,
+          commitHorizonMs: 45_000,
+        },
+      },
+    });
+    const mapped = await createMcpUpstreamTools(loadMcpUpstreamMapping(path), { signal: stop.signal });
+    const named = (name: string) => toolNamed(mapped, name);
+    expect(commitHorizonOf(named('desk_open_ticket'))).toBe(45_000);
+    expect(absenceEvidenceAfterMs(named('desk_open_ticket'))).toBe(45_000 + LAG_MS);
+    expect(commitHorizonOf(named('desk_close_ticket'))).toBe(4_000);
   });
 
   it('stops the start naming an upstream tool the mapping needs and the upstream lacks', async () => {

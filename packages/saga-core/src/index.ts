@@ -35,8 +35,35 @@ export {
   type LookupObservation,
   type LookupTarget,
 } from './tools/lookup-by-key.js';
-export { readLookupLag, type LookupLag } from './tools/lookup-lag.js';
+export {
+  absenceEvidenceAfterMs,
+  commitHorizonOf,
+  readLookupLag,
+  type LookupLag,
+  type LookupTimings,
+} from './tools/lookup-lag.js';
 export { parseArgs, parseCallArgs, readPath, redactArgs } from './tools/parse-args.js';
+export {
+  PERSONAL_MARK,
+  SECRET_MARK,
+  redactCorrectionCommand,
+  redactPaths,
+  redactStep,
+  seesPersonal,
+  stepRedaction,
+  type StepData,
+  type StepRedaction,
+  type ToolLookup,
+  type Viewer,
+} from './privacy/redact-personal.js';
+export {
+  argsForLog,
+  errorForLog,
+  logsAt,
+  resultNamesForLog,
+  LOGGED_HASH_LENGTH,
+  type ArgsForLog,
+} from './privacy/args-for-log.js';
 export { findUnstorableText, unstorableReason } from './util/unstorable-text.js';
 export { McpMetaKey } from './mcp/mcp-meta-key.js';
 export { ref, isStepRef, resolveRefs, type StepRef } from './tools/ref.js';
@@ -73,6 +100,18 @@ export {
   type StepRetry,
 } from './sagas/saga-budget.js';
 export { bindRun, UNBOUND_RUN, type RunBinding, type RunBindingRequest } from './sagas/bind-run.js';
+export {
+  NO_POLICY_FLOOR,
+  policyFloorSchema,
+  type FloorApplied,
+  type PolicyFloor,
+  type PolicyFloorInput,
+  type TenantPolicyFloor,
+} from './sagas/policy-floor.js';
+export { applyPolicyFloor, type FlooredBinding } from './sagas/apply-policy-floor.js';
+export { bindRunUnderFloor } from './sagas/bind-run-under-floor.js';
+export { readPolicyFloor, type PolicyFloorReading } from './sagas/read-policy-floor.js';
+export { setPolicyFloor, type PolicyFloorChange } from './sagas/set-policy-floor.js';
 export { validatePlan, planHash, type PlanEntry, type ProposedPlanEntry } from './sagas/validate-plan.js';
 export {
   bindCall,
@@ -221,6 +260,7 @@ export {
   type CreateRunResult,
 } from './runs/run-rows.js';
 export { readRunUsage, type RunUsage, type UsedStep } from './runs/read-run-usage.js';
+export { assertRunInScope, getRunFor, visibleRunsOf, type RunAccess } from './runs/run-access.js';
 export {
   RunStatus,
   TERMINAL_RUN_STATUSES,
@@ -279,6 +319,7 @@ export { proposalHash, type ProposedStep } from './review/approvals/proposal-has
 export { releaseHeldStep, type ReleaseInput } from './review/approvals/release-held-step.js';
 export { closeApproval, refuseApprovedSteps } from './review/approvals/settle-approval.js';
 export { transitionApproval, type ApprovalTransitionInput } from './review/approvals/transition-approval.js';
+export { type Decider } from './review/decider.js';
 export {
   withdrawPendingApprovals,
   type WithdrawApprovalsInput,
@@ -486,6 +527,7 @@ export { TokenScope } from './auth/token-scope.js';
 export { duplicateEffectCounter, attemptsPerEffectHistogram } from './metrics/effect-metrics.js';
 export { ATTEMPTS_PER_EFFECT_BUCKETS } from './metrics/metric-buckets.js';
 export { createRoleRegistry } from './metrics/role-registry.js';
+export { sharedRead, type SharedReadHooks } from './metrics/shared-read.js';
 export { sagaLogGaugesConfig } from './metrics/saga-log-gauges-config.js';
 export {
   registerSagaLogGauges,
@@ -503,6 +545,16 @@ export {
   OTHER_DEFINITION_LABEL,
   type DefinitionTotals,
 } from './metrics/read-definition-gauges.js';
+
+// --- Retention: pruning the outbox and the journal of final runs ---
+export {
+  pruneLog,
+  PRUNABLE_RUN_STATUSES,
+  DEFAULT_PRUNE_BATCH_SIZE,
+  type PruneLogOptions,
+  type PruneLogResult,
+} from './retention/prune-log.js';
+export { parseRetentionAge, retentionAgeSchema } from './retention/retention-age.js';
 
 // --- Process: what every role needs to start, serve, drain and stop ---
 export {
@@ -573,6 +625,7 @@ export {
   PivotRequiredError,
   PivotStagedError,
   ApprovalHashMismatchError,
+  PolicyVersionMismatchError,
   ApprovalDecidedError,
   ApprovalExpiredError,
   CaseActionError,
@@ -582,6 +635,20 @@ export {
   InvalidCaseTransitionError,
   WaitTimeoutError,
 } from './errors/errors.js';
+
+// --- Tracing: W3C trace context, stored with every step; OpenTelemetry spans when an exporter is set ---
+export {
+  parseTraceparent,
+  formatTraceparent,
+  newTraceContext,
+  newSpanId,
+  childTraceContext,
+  type TraceContext,
+} from './tracing/trace-context.js';
+export { storedTrace, traceIdHex, type StoredTraceColumns } from './tracing/stored-trace.js';
+export { startTraceSpan, type TraceSpan, type TraceSpanKind } from './tracing/trace-span.js';
+export { startTracing, type Tracing } from './tracing/start-tracing.js';
+export { tracingConfigSchema, loadTracingConfig, type TracingConfig } from './tracing/tracing-config.js';
 
 // --- Utilities ---
 export { canonicalJson, correctionHash, payloadHash } from './util/canonical-json.js';

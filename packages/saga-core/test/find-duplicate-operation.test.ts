@@ -89,7 +89,13 @@ describe('findDuplicateOperation', () => {
       idempotencyKey: stepKey('fd-id', 0, 'create_ticket'),
       externalRef: 'SUP-1',
       result: { id: 'SUP-1' },
+      // Same operation, other words: not the earlier call sent again.
+      sameArgs: false,
     });
+    // The earlier call's own arguments, keys in another order: the same call sent again.
+    expect(
+      await find('fd-id', ticket, { summary: 'a', orderId: '1', customer: { name: 'Ada', id: 'c1' } }),
+    ).toMatchObject({ stepIdx: 0, sameArgs: true });
     expect(await find('fd-id', ticket, { orderId: '2', customer: { id: 'c1' } })).toBeUndefined();
     expect(await find('fd-id', ticket, { orderId: '1', customer: { id: 'c2' } })).toBeUndefined();
     // An absent identity value is null: it equals neither a present one nor, here, 'c1'.
@@ -162,9 +168,13 @@ describe('findDuplicateOperation', () => {
                                       ${op.identity ? JSON.stringify(op.identity) : null}::jsonb) AS earlier`.execute(
         env.db,
       );
-      const live = await find(runId, t, args);
-      expect(r.rows[0]!.earlier ?? undefined, `${runId} ${t.name} ${JSON.stringify(args)}`).toEqual(live);
-      if (live) found++;
+      // The rule is what must agree; `sameArgs` is what the refusal adds about the match.
+      const earlier = await find(runId, t, args);
+      const { sameArgs: _same, ...live } = earlier ?? { sameArgs: false };
+      expect(r.rows[0]!.earlier ?? undefined, `${runId} ${t.name} ${JSON.stringify(args)}`).toEqual(
+        earlier ? live : undefined,
+      );
+      if (earlier) found++;
     }
     // Both answers occur, so the agreement compared something.
     expect(found).toBeGreaterThan(2);

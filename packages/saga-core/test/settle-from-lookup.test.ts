@@ -1,8 +1,9 @@
 /**
- * The one lookup rule (`settleFromLookup`): "not found" is believed only once the tool's `lookupLagMs` has
- * passed since the last attempt, by the database's clock, and a re-check agrees. Against a real saga-log
- * row whose `last_attempt_at` the database wrote (or the test set in SQL), and a tool whose search index
- * lags behind its writes.
+ * The one lookup rule (`settleFromLookup`): "not found" is believed only once the tool's commit horizon
+ * (`commitHorizonMs`, default its `timeoutMs`) and then its `lookupLagMs` have passed since the last attempt
+ * was sent, by the database's clock, and a re-check agrees; "found" is believed at once. Against a real
+ * saga-log row whose `last_attempt_at` the database wrote (or the test set in SQL), and a tool whose search
+ * index lags behind its writes.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
@@ -29,6 +30,11 @@ afterEach(() => vi.useRealTimers());
 const log = createLogger({ level: 'silent', name: 'settle-from-lookup-test' });
 // Why 10 min: far longer than any test runs, so "within the lag" cannot pass by itself mid-test.
 const LAG_MS = 600_000;
+// Why 5 min: a vendor that may commit a held request long after the client gave up; unlike LAG_MS, so a
+// rule that forgot one of the two, or took the larger instead of the sum, answers another moment.
+const HORIZON_MS = 300_000;
+// Why 2 s: the tool's timeout, the default horizon; far below both, so the default is told apart.
+const TIMEOUT_MS = 2_000;
 // Why 200 ms: long enough to measure between the two lookups, short enough to keep the file fast.
 const RECHECK_MS = 200;
 
@@ -36,7 +42,13 @@ const RECHECK_MS = 200;
  * A stand-in vendor whose search lags its writes: an effect written under a key is found by `lookup` only
  * once the index has caught up, `indexedAfter` lookups later (0: at once; Infinity: never written).
  */
-function laggingVendor(opts: { indexedAfter: number; duplicates?: readonly string[]; fails?: boolean }) {
+function laggingVendor(opts: {
+  indexedAfter: number;
+  duplicates?: readonly string[];
+  fails?: boolean;
+  /** The tool's declared horizon (default HORIZON_MS); null declares none (its timeout then). */
+  horizonMs?: number | null;
+}) {
   const asked: string[] = [];
   const tool = defineTool({
     name: 'create_ticket',
@@ -56,7 +68,8 @@ function laggingVendor(opts: { indexedAfter: number; duplicates?: readonly strin
       });
     },
     lookupLagMs: LAG_MS,
-    timeoutMs: 2_000,
+    timeoutMs: TIMEOUT_MS,
+    ...(opts.horizonMs === null ? {} : { commitHorizonMs: opts.horizonMs ?? HORIZON_MS }),
   });
   return { tool, asked };
 }
@@ -91,22 +104,34 @@ const settle = (tool: ReturnType<typeof laggingVendor>['tool'], step: StepRow) =
   });
 
 describe('settleFromLookup', () => {
-  it('is too early while the lag runs: one lookup, no re-check, and when to look again from the row', async () => {
+  it('is too early while the horizon runs: one lookup, no re-check, and when to look again from the row', async () => {
     const step = await attemptedStep('sl-early');
     const v = laggingVendor({ indexedAfter: Infinity });
     const s = await settle(v.tool, step);
     expect(s.verdict.kind).toBe('too-early');
     expect(v.asked).toEqual([step.idempotency_key]);
-    // When to look again: the attempt as the database recorded it, plus the tool's lag.
+    // When to look again: the attempt as the database recorded it, plus the horizon, plus the lag.
     const expected = await sql<{ at: Date }>`
-      SELECT last_attempt_at + make_interval(secs => ${LAG_MS / 1000}::float8) AS at
+      SELECT last_attempt_at + make_interval(secs => ${(HORIZON_MS + LAG_MS) / 1000}::float8) AS at
         FROM saga_log WHERE idempotency_key = ${step.idempotency_key}`.execute(env.db);
     if (s.verdict.kind === 'too-early')
       expect(Math.abs(s.verdict.believableAt.getTime() - expected.rows[0]!.at.getTime())).toBeLessThan(2);
   });
 
-  it('proves absence only past the lag and when the re-check, made after the pause, agrees', async () => {
-    const step = await attemptedStep('sl-absent', LAG_MS + 60_000);
+  it('is too early past the lag but within horizon + lag: the effect may still be committed', async () => {
+    // Sent longer ago than the lag, and than the horizon, but not than both: the old rule believed this.
+    const step = await attemptedStep('sl-in-horizon', Math.max(LAG_MS, HORIZON_MS) + 60_000);
+    const v = laggingVendor({ indexedAfter: Infinity });
+    const s = await settle(v.tool, step);
+    expect(s.verdict.kind).toBe('too-early');
+    expect(v.asked).toHaveLength(1);
+    if (s.verdict.kind !== 'too-early') return;
+    expect(s.verdict.believableAt.getTime()).toBe(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS);
+    expect(s.lag).toEqual({ passed: false, believableAt: s.verdict.believableAt });
+  });
+
+  it('proves absence only past horizon + lag and when the re-check, made after the pause, agrees', async () => {
+    const step = await attemptedStep('sl-absent', HORIZON_MS + LAG_MS + 60_000);
     const v = laggingVendor({ indexedAfter: Infinity });
     const s = await settle(v.tool, step);
     expect(s.verdict).toEqual({ kind: 'absent' });
@@ -117,14 +142,14 @@ describe('settleFromLookup', () => {
   });
 
   it('confirms an effect the index shows only on the re-check', async () => {
-    const step = await attemptedStep('sl-late-index', LAG_MS + 60_000);
+    const step = await attemptedStep('sl-late-index', HORIZON_MS + LAG_MS + 60_000);
     const v = laggingVendor({ indexedAfter: 1 });
     const s = await settle(v.tool, step);
     expect(s.verdict).toMatchObject({ kind: 'found', effect: { externalRef: 'SUP-1' }, duplicates: [] });
     expect(s.observations.map((o) => o.kind)).toEqual(['absent', 'found']);
   });
 
-  it('believes "found" at once, lag or not, and names every duplicate', async () => {
+  it('believes "found" at once, within the horizon and the lag, and names every duplicate', async () => {
     const step = await attemptedStep('sl-found');
     const v = laggingVendor({ indexedAfter: 0, duplicates: ['SUP-2'] });
     const s = await settle(v.tool, step);
@@ -133,14 +158,34 @@ describe('settleFromLookup', () => {
   });
 
   it('learns nothing from a failing lookup', async () => {
-    const step = await attemptedStep('sl-fails', LAG_MS + 60_000);
+    const step = await attemptedStep('sl-fails', HORIZON_MS + LAG_MS + 60_000);
     const s = await settle(laggingVendor({ indexedAfter: 0, fails: true }).tool, step);
     expect(s.verdict).toMatchObject({ kind: 'lookup-error', error: { message: 'search is down (503)' } });
   });
 
+  describe('a tool that declares no horizon: its timeout is the horizon', () => {
+    it('is too early within timeout + lag of the attempt', async () => {
+      const step = await attemptedStep('sl-default-early', LAG_MS + TIMEOUT_MS / 2);
+      const v = laggingVendor({ indexedAfter: Infinity, horizonMs: null });
+      const s = await settle(v.tool, step);
+      expect(s.verdict).toEqual({
+        kind: 'too-early',
+        believableAt: new Date(step.last_attempt_at!.getTime() + TIMEOUT_MS + LAG_MS),
+      });
+    });
+
+    it('proves absence past timeout + lag, with a re-check', async () => {
+      const step = await attemptedStep('sl-default-absent', LAG_MS + TIMEOUT_MS + 1_000);
+      const v = laggingVendor({ indexedAfter: Infinity, horizonMs: null });
+      const s = await settle(v.tool, step);
+      expect(s.verdict).toEqual({ kind: 'absent' });
+      expect(v.asked).toHaveLength(2);
+    });
+  });
+
   describe('reads the database clock, never the process clock', () => {
     it('the attempt was long ago by the database while this process thinks it is 2000: absent', async () => {
-      const step = await attemptedStep('sl-clock-behind', LAG_MS + 60_000);
+      const step = await attemptedStep('sl-clock-behind', HORIZON_MS + LAG_MS + 60_000);
       // Only Date is faked (timers stay real, so the re-check pause still elapses).
       vi.useFakeTimers({ toFake: ['Date'], now: new Date('2000-01-01T00:00:00Z') });
       expect(new Date().getUTCFullYear()).toBe(2000);
@@ -158,7 +203,7 @@ describe('settleFromLookup', () => {
       expect(s.verdict.kind).toBe('too-early');
       expect(v.asked).toHaveLength(1);
       if (s.verdict.kind === 'too-early')
-        expect(s.verdict.believableAt.getTime()).toBe(step.last_attempt_at!.getTime() + LAG_MS);
+        expect(s.verdict.believableAt.getTime()).toBe(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS);
     });
   });
 });

@@ -77,6 +77,8 @@ function intentOf(runId: string, stepIdx: number): NewIntent {
     dependsOn: stepIdx === 2 ? [0] : null,
     // Three tools, so three operations: the duplicate check lets each through in both forms.
     operation: { tool, args, identity: { orderId: args.orderId } },
+    // The same intake span in both forms (a new one would be random): stored, evented and dispatched alike.
+    trace: { traceId: `${stepIdx + 1}`.repeat(32), spanId: `${stepIdx + 1}`.repeat(16), flags: 1 },
   };
 }
 const STEPS = [0, 1, 2];
@@ -203,7 +205,7 @@ async function written(runId: string): Promise<unknown> {
            extract(epoch FROM lease_until - last_attempt_at)::float8 AS lease_secs
       FROM saga_log WHERE run_id = ${runId} ORDER BY step_idx`.execute(env.db);
   const events = await sql<Record<string, unknown>>`
-    SELECT step_idx, kind, from_status, to_status, cause, detail, actor
+    SELECT step_idx, kind, from_status, to_status, cause, detail, actor, encode(trace_id, 'hex') AS trace_id
       FROM step_events WHERE run_id = ${runId} ORDER BY step_idx NULLS FIRST, id`.execute(env.db);
   const outbox = await sql<Record<string, unknown>>`
     SELECT topic, step_idx, idempotency_key, job_id, payload, published_at IS NOT NULL AS published,

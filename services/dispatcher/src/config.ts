@@ -52,6 +52,18 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
    */
   FAST_PATH_PUBLISH_TIMEOUT_MS: envInt(500),
   /**
+   * The API runs the first attempt of each step it commits itself, up to EXECUTOR_CONCURRENCY at once,
+   * instead of adding a BullMQ job for an executor (see `inline-executor.ts`): less CPU and latency per
+   * call, but the API's processes then wait on tools, so the pools no longer scale apart. Off by default.
+   * Needs the fast path (the relay leaves the API's fresh outbox rows alone for RELAY_GRACE_MS) and the
+   * tool module's vendor settings in the API's environment; executors are still needed for re-dispatches
+   * and for what the API leaves to the relay.
+   */
+  SAGA_EXECUTE_INLINE: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  /**
    * How long a relay holds the outbox rows it claimed before another relay may claim them again, in ms.
    * Why 30 s: far beyond the relay's bounded publish (twice REDIS_COMMAND_TIMEOUT_MS) and its mark, so a
    * live relay always marks in time; a relay that died holding a claim delays those rows by at most this
@@ -133,5 +145,15 @@ export type DispatcherConfig = z.infer<typeof dispatcherConfigSchema>;
 export function loadDispatcherConfig(
   env: Record<string, string | undefined> = process.env,
 ): Readonly<DispatcherConfig> {
-  return parseConfig(dispatcherConfigSchema, env);
+  return parseConfig(
+    dispatcherConfigSchema.superRefine((c, ctx) => {
+      if (c.SAGA_EXECUTE_INLINE && !c.SAGA_FAST_PATH)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['SAGA_EXECUTE_INLINE'],
+          message: 'needs SAGA_FAST_PATH=true (the relay must leave the API its fresh outbox rows)',
+        });
+    }),
+    env,
+  );
 }

@@ -30,8 +30,9 @@ export {
 export { executeStep, type ExecuteStepDeps, type ExecuteStepResult } from './executor/execute-step.js';
 export {
   createExecutorWorker,
-  newWorkerId,
   type ExecutorWorker,
   type ExecutorWorkerDeps,
 } from './executor/executor-worker.js';
+export { newWorkerId } from './executor/step-runner.js';
+export { createInlineExecutor, type InlineExecutor } from './executor/inline-executor.js';
 export { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';

@@ -136,7 +136,8 @@ describe('POST /v1/runs with a definition', () => {
       budget: { maxSteps: 10, maxAmount: { USD: 10_000 } },
     });
     expect(r.status).toBe(201);
-    const view = await h.request('GET', '/v1/runs/planned-1');
+    // As an operator reads it: an agent token reads the plan's personal arguments as [PERSONAL].
+    const view = await h.request('GET', '/v1/runs/planned-1', undefined, h.token.operator);
     expect(view.status).toBe(200);
     const stored = (view.body.plan as { step: string; args: Record<string, unknown> }[]) ?? [];
     // The hash of exactly what is shown (the parsed arguments, keys in any order).

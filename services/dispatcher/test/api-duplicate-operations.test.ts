@@ -73,6 +73,8 @@ describe.each([
       status: 'CONFIRMED',
       tool: 'create_note',
       idempotencyKey: stepKey('dup-next', 0, 'create_note'),
+      // Reworded: the same operation (its identity, orderId), not the same call sent again.
+      sameArgs: false,
       externalRef: confirmed.external_ref,
       result: confirmed.result,
     });
@@ -82,7 +84,14 @@ describe.each([
 
     // Refused on every try, at any later index.
     const later = await call(h, 'dup-next', { ...ticket('1182'), stepIdx: 5 });
-    expect(later.body.error).toMatchObject({ code: 'DUPLICATE_OPERATION', stepIdx: 0 });
+    // Exactly the earlier step's arguments (keys in another order compare equal): a re-issue.
+    expect(later.body.error).toMatchObject({ code: 'DUPLICATE_OPERATION', stepIdx: 0, sameArgs: true });
+    const reordered = await call(h, 'dup-next', {
+      tool: 'create_note',
+      args: { text: 'customer asked for a refund', orderId: '1182' },
+      stepIdx: 6,
+    });
+    expect(reordered.body.error).toMatchObject({ code: 'DUPLICATE_OPERATION', sameArgs: true });
     expect(await footprint(h, 'dup-next')).toEqual(before);
   });
 

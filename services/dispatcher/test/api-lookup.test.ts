@@ -55,10 +55,11 @@ describe('retry of an UNKNOWN step', () => {
     expect(step).toMatchObject({ status: 'CONFIRMED', outcome_delivered: true });
   });
 
-  it('re-dispatches with the same key once a re-checked "not found" is older than lookupLagMs', async () => {
+  it('re-dispatches with the same key once a re-checked "not found" is older than horizon + lookupLagMs', async () => {
     await newRun(h, 'absent');
     await call(h, 'absent', note('o-1'));
-    await executeStep(h, 'absent', 0, { to: 'UNKNOWN', effect: false });
+    // Sent longer ago than create_note's horizon (its timeout, 2 s) plus its lag (0).
+    await executeStep(h, 'absent', 0, { to: 'UNKNOWN', effect: false, attemptAgoMs: 5_000 });
     const key = stepKey('absent', 0, 'create_note');
 
     const r = await call(h, 'absent', note('o-1'));
@@ -101,11 +102,19 @@ describe('retry of an UNKNOWN step', () => {
     expect(await eventsOf('laggy', 'lookup')).toMatchObject([{ detail: { found: false, believed: false } }]);
   });
 
-  it('believes the same "not found" once the last attempt is older than lookupLagMs', async () => {
-    await newRun(h, 'laggy-old');
+  it('believes the same "not found" only once the last attempt is older than horizon + lookupLagMs', async () => {
     const laggy = { tool: 'laggy_note', args: { text: 'x' } };
+    // Past the lag (60 s) but within the horizon (the 30 s default timeout) after it: not believed yet.
+    await newRun(h, 'laggy-horizon');
+    await call(h, 'laggy-horizon', laggy);
+    await executeStep(h, 'laggy-horizon', 0, { to: 'UNKNOWN', effect: false, attemptAgoMs: 75_000 });
+    const early = await call(h, 'laggy-horizon', laggy);
+    expect(early.body).toMatchObject({ status: 'UNKNOWN', stepIdx: 0 });
+    expect(await countRows(h, 'outbox', 'laggy-horizon')).toBe(1);
+
+    await newRun(h, 'laggy-old');
     await call(h, 'laggy-old', laggy);
-    await executeStep(h, 'laggy-old', 0, { to: 'UNKNOWN', effect: false, attemptAgoMs: 61_000 });
+    await executeStep(h, 'laggy-old', 0, { to: 'UNKNOWN', effect: false, attemptAgoMs: 91_000 });
     const r = await call(h, 'laggy-old', laggy);
     expect(r).toMatchObject({ status: 202, body: { status: 'INTENDED' } });
     expect(await countRows(h, 'outbox', 'laggy-old')).toBe(2);

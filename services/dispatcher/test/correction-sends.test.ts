@@ -59,6 +59,10 @@ const sendEmail = defineTool({
   args: z.object({ to: z.string(), template: z.string(), vars: z.record(z.string(), z.unknown()) }),
   timeoutMs: 2_000,
   lookupLagMs: LAG_MS,
+  // This stand-in vendor dedupes a same-key re-send, as the real email API does, so a "not found" believed
+  // before a held send lands cannot send twice: no horizon to wait out, only the lag (these tests are about
+  // corrections; the horizon has tests of its own in core and the reconciler).
+  commitHorizonMs: 0,
   async execute(args, ctx) {
     vendor.calls.push(ctx.idempotencyKey);
     if (vendor.hold) await vendor.hold;
@@ -194,10 +198,22 @@ describe('a correction send in flight', () => {
     const sent = await sending;
     expect(sent.status).toBe(200);
     expect(sent.body).toMatchObject({ status: 'sent', decidedBy: 'alice', externalRef: 'em_1' });
+    // The sending operator's token id beside its label, in the row and the view.
+    const alice = await env.db
+      .selectFrom('api_tokens')
+      .select('id')
+      .where('label', '=', 'alice')
+      .executeTakeFirstOrThrow();
+    expect(sent.body.decidedByTokenId).toBe(alice.id);
     expect(vendor.calls).toHaveLength(1);
     expect(vendor.emails).toEqual([{ id: 'em_1', key: during.idempotency_key, vars: { v: 1 } }]);
     const after = await read(id);
-    expect(after).toMatchObject({ status: 'sent', lease_owner: null, lease_until: null });
+    expect(after).toMatchObject({
+      status: 'sent',
+      lease_owner: null,
+      lease_until: null,
+      decided_by_token: alice.id,
+    });
     expect((await post(`/v1/corrections/${id}/dismiss`, {})).body.error).toMatchObject({
       code: 'APPROVAL_DECIDED',
     });

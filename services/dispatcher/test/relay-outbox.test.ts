@@ -58,7 +58,14 @@ describe('outbox relay', () => {
       async () => (await queue.getJob(row.idempotency_key)) ?? undefined,
     );
     expect(Date.now() - t0).toBeLessThan(2_000);
-    expect(job.data).toEqual({ runId: 'run-notify', stepIdx: 0, key: row.idempotency_key, dispatchNo: 1 });
+    expect(job.data).toEqual({
+      runId: 'run-notify',
+      stepIdx: 0,
+      key: row.idempotency_key,
+      dispatchNo: 1,
+      // The step's stored trace context, as the outbox row carries it (migration 0019).
+      traceparent: `00-${row.trace_id!.toString('hex')}-${row.span_id!.toString('hex')}-01`,
+    });
     await waitFor('row marked', async () => ((await unpublished()) === 0 ? true : undefined));
     await procs[0]!.stop();
     expect((await procs[0]!.exited).code).toBe(0);

@@ -3,10 +3,12 @@ import {
   baseConfigSchema,
   DEFAULT_STALE_OUTBOX_MS,
   DEFAULT_STUCK_RUN_MS,
+  DEFAULT_PRUNE_BATCH_SIZE,
   DEFAULT_UNCLAIMED_REPUBLISH_MS,
   envInt,
   parseConfig,
   redispatchBudgetConfig,
+  retentionAgeSchema,
   sagaLogGaugesConfig,
 } from '@agent-saga/core';
 
@@ -54,6 +56,19 @@ export const reconcilerConfigSchema = baseConfigSchema.extend({
    * `DEFAULT_UNCLAIMED_REPUBLISH_MS` for the why of the default.
    */
   SAGA_UNCLAIMED_REPUBLISH_MS: envInt(DEFAULT_UNCLAIMED_REPUBLISH_MS),
+  /**
+   * Retention (`services/reconciler/src/retention/`): published outbox rows and step events of final runs
+   * older than this age (`30d`, `12h`: core's `parseRetentionAge`) are deleted on a schedule, by the same
+   * function as `agent-saga prune`. Unset (the default): no retention job; read here into milliseconds.
+   */
+  SAGA_PRUNE_OLDER_THAN: retentionAgeSchema.optional(),
+  /**
+   * How often the retention job runs, in ms. Why an hour: a day's worth of rows is then pruned in 24 small
+   * passes rather than one large one, and one pass that finds nothing costs one walk of the index.
+   */
+  SAGA_PRUNE_INTERVAL_MS: envInt(3_600_000),
+  /** Rows per DELETE statement of the retention job (core's `DEFAULT_PRUNE_BATCH_SIZE`). */
+  SAGA_PRUNE_BATCH_SIZE: envInt(DEFAULT_PRUNE_BATCH_SIZE),
 });
 export type ReconcilerConfig = z.infer<typeof reconcilerConfigSchema>;
 

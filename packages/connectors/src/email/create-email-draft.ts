@@ -30,6 +30,9 @@ export function createEmailDraftTool(db: SagaDb, templates: EmailTemplates) {
     identity: ['to', 'template'],
     // One draft per email, and a run may send a customer two emails of one template (`send_email`).
     repeatable: true,
+    // As send_email: the recipient and the variables, and the subject rendered from them.
+    personal: ['to', 'vars'],
+    personalResult: ['to', 'subject'],
     audience: [Audience.AGENT],
     compensate: (_args, key) => ({ tool: 'delete_email_draft', args: { draft: ref(key) } }),
     async execute(args, ctx) {

@@ -14,7 +14,9 @@ export interface EmailToolDeps {
 /**
  * The email tools: `send_email`, `create_email_draft` (→ `delete_email_draft`), `delete_email_draft`.
  * `templates` is the registry they render from, e.g. `DEFAULT_EMAIL_TEMPLATES` or a bigger object
- * spreading it.
+ * spreading it. No tool declares a `commitHorizonMs` (the default, its timeout, holds): the email API
+ * dedupes a re-send by its idempotency key, so a "not found" believed before a held send commits cannot
+ * send twice; the drafts live in the saga's own database.
  */
 export function createEmailTools(
   config: EmailConfig,

@@ -1,5 +1,5 @@
 import type { ToolEffect } from '@agent-saga/core';
-import { sendHttpRequest } from '../http/send-http-request.js';
+import { sendHttpRequest, type HttpCall } from '../http/send-http-request.js';
 import { HttpOutcomeUnknownError } from '../http/http-errors.js';
 import type { EmailConfig } from './email-config.js';
 import {
@@ -35,7 +35,7 @@ const MAX_PAGES = 100;
 export async function findEmailByTag(
   config: EmailConfig,
   key: string,
-  signal: AbortSignal,
+  call: HttpCall,
 ): Promise<ToolEffect | null> {
   const endpoint = resendEndpoint(config);
   const horizon = Date.now() - config.lookupWindowMs;
@@ -48,7 +48,7 @@ export async function findEmailByTag(
       path: '/emails',
       query: { limit: PAGE_SIZE, after },
       answer: emailListSchema,
-      signal,
+      call,
     });
     for (const item of list.body.data) {
       // An unparsable timestamp is read rather than taken as old: absence must be proven, not assumed.
@@ -60,7 +60,7 @@ export async function findEmailByTag(
         method: 'GET',
         path: `/emails/${encodeURIComponent(item.id)}`,
         answer: emailSchema,
-        signal,
+        call,
       });
       if ((email.body.tags ?? []).some((t) => t.name === SAGA_KEY_TAG && t.value === key)) {
         const { id, to, subject, created_at } = email.body;

@@ -41,6 +41,10 @@ export function sendEmailTool(config: EmailConfig, templates: EmailTemplates) {
     // follow-up), and (to, template) cannot tell it from a duplicate; every send is held for a person or a
     // pivot approval anyway (irreversible), who sees the earlier one in the run.
     repeatable: true,
+    // The recipient, and the template's variables (a name, an order's details); the subject is rendered
+    // from them. The template name is not personal.
+    personal: ['to', 'vars'],
+    personalResult: ['to', 'subject'],
     audience: [Audience.CUSTOMER],
     correction: (args) => ({
       template: EMAIL_CORRECTION_TEMPLATE,
@@ -62,14 +66,14 @@ export function sendEmailTool(config: EmailConfig, templates: EmailTemplates) {
           tags: [{ name: SAGA_KEY_TAG, value: ctx.idempotencyKey }],
         },
         answer: sentEmailSchema,
-        signal: ctx.signal,
+        call: ctx,
       });
       return {
         externalRef: answer.body.id,
         result: { id: answer.body.id, to: args.to, template: args.template, subject: rendered.subject },
       };
     },
-    lookup: (key, ctx) => findEmailByTag(config, key, ctx.signal),
+    lookup: (key, ctx) => findEmailByTag(config, key, ctx),
     lookupLagMs: config.lookupLagMs,
   });
 }

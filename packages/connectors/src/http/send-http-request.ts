@@ -1,3 +1,4 @@
+import type { ToolContext } from '@agent-saga/core';
 import type { z } from 'zod';
 import { classifyHttpFailure } from './classify-http-failure.js';
 import { HttpOutcomeUnknownError } from './http-errors.js';
@@ -21,9 +22,16 @@ export interface HttpRequest<T> {
   readonly body?: unknown;
   /** Validates a 2xx body (an empty body is `undefined`): an answer the API does not document is unknown. */
   readonly answer: z.ZodType<T>;
-  /** The tool's `ctx.signal`: the harness aborts at the tool's timeout or on shutdown. */
-  readonly signal: AbortSignal;
+  /**
+   * The tool's context (`ctx`, or what a helper was handed of it): its `signal` (the harness aborts at the
+   * tool's timeout or on shutdown) and its `traceparent` (sent as the W3C header, so the vendor's side joins
+   * the step's trace).
+   */
+  readonly call: HttpCall;
 }
+
+/** What a request takes from the tool's context: the abort signal and the trace context of its span. */
+export type HttpCall = Pick<ToolContext, 'signal' | 'traceparent'>;
 
 export interface HttpAnswer<T> {
   readonly status: number;
@@ -32,7 +40,8 @@ export interface HttpAnswer<T> {
 }
 
 /**
- * Sends one request with plain `fetch` and returns the validated 2xx answer; anything else throws the error
+ * Sends one request with plain `fetch` (the one place the Jira, email and shipping connectors build their
+ * headers: `authorization`, the call's `traceparent`, the request's own) and returns the validated 2xx answer; anything else throws the error
  * {@link classifyHttpFailure} chooses. No retries here: a retry is the harness's decision, after a lookup.
  */
 export async function sendHttpRequest<T>(
@@ -46,6 +55,7 @@ export async function sendHttpRequest<T>(
   const headers: Record<string, string> = {
     accept: 'application/json',
     authorization: endpoint.authorization,
+    ...(req.call.traceparent !== undefined ? { traceparent: req.call.traceparent } : {}),
     ...req.headers,
   };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
@@ -56,7 +66,7 @@ export async function sendHttpRequest<T>(
       method: req.method,
       headers,
       ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
-      signal: req.signal,
+      signal: req.call.signal,
     });
     // The body can fail too (a reset mid-answer): same class as no answer at all.
     text = await response.text();

@@ -36,11 +36,14 @@ export function closeTicketTool(conn: JiraConnection) {
     class: ToolClass.IRREVERSIBLE,
     version: 1,
     args: closeTicketArgs,
+    // The closing comment is free text; a person or a model closing a ticket by hand writes about the
+    // customer. The harness's own "rolled back by run" is hidden from agents too: the rule is by field.
+    personal: ['reason'],
     audience: [Audience.SUPPORT_TEAM],
     async execute(args, ctx) {
-      const issue = await getIssue(conn, args.ticket, ctx.signal);
+      const issue = await getIssue(conn, args.ticket, ctx);
       const label = sagaLabel(ctx.idempotencyKey);
-      if (!issue.fields.labels.includes(label)) await addIssueLabel(conn, issue.key, label, ctx.signal);
+      if (!issue.fields.labels.includes(label)) await addIssueLabel(conn, issue.key, label, ctx);
       if (issue.fields.status.statusCategory.key === DONE_CATEGORY) {
         return {
           externalRef: issue.key,
@@ -48,26 +51,21 @@ export function closeTicketTool(conn: JiraConnection) {
         };
       }
       const comment = adfFromText(closingComment(args.reason, ctx.unwindReason, ctx.idempotencyKey));
-      const transition = await transitionToStatus(
-        conn,
-        issue.key,
-        { category: DONE_CATEGORY },
-        comment,
-        ctx.signal,
-      );
+      const transition = await transitionToStatus(conn, issue.key, { category: DONE_CATEGORY }, comment, ctx);
       return {
         externalRef: issue.key,
         result: { key: issue.key, status: transition.to.name, transitioned: true },
       };
     },
     lookup: (key, ctx) =>
-      findLabelledEffect(conn, key, ctx.signal, async (found) => {
-        const live = await getIssue(conn, found.key, ctx.signal);
+      findLabelledEffect(conn, key, ctx, async (found) => {
+        const live = await getIssue(conn, found.key, ctx);
         return live.fields.status.statusCategory.key === DONE_CATEGORY
           ? { key: live.key, status: live.fields.status.name }
           : null;
       }),
     lookupLagMs: conn.config.lookupLagMs,
+    commitHorizonMs: conn.config.commitHorizonMs,
   });
 }
 

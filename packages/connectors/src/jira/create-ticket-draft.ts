@@ -5,6 +5,7 @@ import { findLabelledEffect } from './find-labelled-effect.js';
 import { deleteIssue, getIssue } from './issue-endpoints.js';
 import type { JiraConnection } from './jira-connection.js';
 import { transitionToStatus } from './transition-to-status.js';
+import type { HttpCall } from '../http/send-http-request.js';
 
 /**
  * `create_ticket_draft`: a ticket parked in `JIRA_DRAFT_STATUS`, which the team's queue does not show, until
@@ -28,15 +29,17 @@ export function createTicketDraftTool(conn: JiraConnection) {
     version: 1,
     args: ticketArgs,
     identity: ['orderId'],
+    // As create_ticket: free text about a customer's problem.
+    personal: ['summary', 'description'],
     audience: [Audience.AGENT],
     compensate: (_args, key) => ({ tool: 'delete_ticket', args: { ticket: ref(key) } }),
     async execute(args, ctx) {
       const created = await createTicketIssue(conn, args, ctx);
       try {
-        await transitionToStatus(conn, created.key, { name: conn.config.draftStatus }, undefined, ctx.signal);
+        await transitionToStatus(conn, created.key, { name: conn.config.draftStatus }, undefined, ctx);
       } catch (error) {
         if (!(error instanceof ClientError)) throw error;
-        await undoCreate(conn, created.key, error, ctx.signal);
+        await undoCreate(conn, created.key, error, ctx);
         throw error;
       }
       return {
@@ -45,17 +48,18 @@ export function createTicketDraftTool(conn: JiraConnection) {
       };
     },
     lookup: (key, ctx) =>
-      findLabelledEffect(conn, key, ctx.signal, async (issue) => {
-        const live = await getIssue(conn, issue.key, ctx.signal);
+      findLabelledEffect(conn, key, ctx, async (issue) => {
+        const live = await getIssue(conn, issue.key, ctx);
         return { id: live.id, key: live.key, status: live.fields.status.name };
       }),
     lookupLagMs: conn.config.lookupLagMs,
+    commitHorizonMs: conn.config.commitHorizonMs,
   });
 }
 
-async function undoCreate(conn: JiraConnection, key: string, refusal: ClientError, signal: AbortSignal) {
+async function undoCreate(conn: JiraConnection, key: string, refusal: ClientError, call: HttpCall) {
   try {
-    await deleteIssue(conn, key, signal);
+    await deleteIssue(conn, key, call);
   } catch (cause) {
     throw new HttpOutcomeUnknownError(
       `jira: ${key} was created but could not be moved to ${conn.config.draftStatus} (${refusal.message}) nor deleted`,

@@ -15,6 +15,7 @@ import { createIssue, getIssue } from './issue-endpoints.js';
 import type { JiraConnection } from './jira-connection.js';
 import { DONE_CATEGORY, type CreatedIssue } from './jira-wire.js';
 import { sagaLabel } from './saga-label.js';
+import type { HttpCall } from '../http/send-http-request.js';
 
 /** Arguments of `create_ticket` and `create_ticket_draft`. */
 export const ticketArgs = z.object({
@@ -32,7 +33,7 @@ export type TicketArgs = z.infer<typeof ticketArgs>;
 export function createTicketIssue(
   conn: JiraConnection,
   args: TicketArgs,
-  ctx: { readonly idempotencyKey: string; readonly signal: AbortSignal },
+  ctx: { readonly idempotencyKey: string } & HttpCall,
 ): Promise<CreatedIssue> {
   return createIssue(
     conn,
@@ -41,14 +42,15 @@ export function createTicketIssue(
       description: adfFromText(`${args.description ?? ''}\nOrder: ${args.orderId}`),
       labels: [sagaLabel(ctx.idempotencyKey)],
     },
-    ctx.signal,
+    ctx,
   );
 }
 
 /**
  * `create_ticket`: a ticket in the team's queue. Jira has no idempotency header, so the key travels as the
  * label `saga-<key>` and `lookup` is a JQL search for it; a plain retry of `execute` WOULD make a second
- * ticket, which is why the harness always looks up (waiting out `lookupLagMs`) before re-sending.
+ * ticket, which is why the harness always looks up before re-sending, and believes "not found" only once
+ * `commitHorizonMs` (Jira may commit a create it held past the timeout) and then `lookupLagMs` have passed.
  * Compensatable: closing the ticket leaves a visible, closed ticket (not an exact inverse). Before closing
  * it, the compensator asks {@link ticketPrecondition} whether a person got there first.
  */
@@ -60,6 +62,9 @@ export function createTicketTool(conn: JiraConnection) {
     version: 1,
     args: ticketArgs,
     identity: ['orderId'],
+    // Summary and description are free text about a customer's problem (names, addresses, what went
+    // wrong); the order id is the shop's reference, needed by agents and naming nobody by itself.
+    personal: ['summary', 'description'],
     audience: [Audience.SUPPORT_TEAM],
     compensate: (_args, key) => ({
       tool: 'close_ticket',
@@ -69,9 +74,10 @@ export function createTicketTool(conn: JiraConnection) {
       const created = await createTicketIssue(conn, args, ctx);
       return { externalRef: created.key, result: { id: created.id, key: created.key, self: created.self } };
     },
-    lookup: (key, ctx) => findLabelledEffect(conn, key, ctx.signal),
+    lookup: (key, ctx) => findLabelledEffect(conn, key, ctx),
     precondition: (forward, ctx) => ticketPrecondition(conn, forward, ctx),
     lookupLagMs: conn.config.lookupLagMs,
+    commitHorizonMs: conn.config.commitHorizonMs,
   });
 }
 
@@ -95,7 +101,7 @@ async function ticketPrecondition(
 ): Promise<PreconditionVerdict> {
   const key = forward.externalRef;
   if (key === null) return { changed: 'the step recorded no ticket key' };
-  const issue = await getIssue(conn, key, ctx.signal).catch((err: unknown) => {
+  const issue = await getIssue(conn, key, ctx).catch((err: unknown) => {
     if (err instanceof ClientError && err.details.status === 404) return null;
     throw err;
   });

@@ -30,7 +30,7 @@ export function deleteTicketTool(conn: JiraConnection) {
     audience: [Audience.AGENT],
     async execute(args, ctx) {
       try {
-        await deleteIssue(conn, args.ticket, ctx.signal);
+        await deleteIssue(conn, args.ticket, ctx);
         return { externalRef: args.ticket, result: { key: args.ticket, deleted: true, alreadyGone: false } };
       } catch (error) {
         if (error instanceof ClientError && error.details.status === 404) {
@@ -44,7 +44,7 @@ export function deleteTicketTool(conn: JiraConnection) {
       if (!parsed.success) return null;
       const ticket = parsed.data.ticket;
       try {
-        await getIssue(conn, ticket, ctx.signal);
+        await getIssue(conn, ticket, ctx);
         return null;
       } catch (error) {
         if (error instanceof ClientError && error.details.status === 404)
@@ -53,5 +53,6 @@ export function deleteTicketTool(conn: JiraConnection) {
       }
     },
     lookupLagMs: 0,
+    commitHorizonMs: conn.config.commitHorizonMs,
   });
 }

@@ -1,6 +1,7 @@
 import type { ToolEffect } from '@agent-saga/core';
 import type { JiraConnection } from './jira-connection.js';
 import { searchIssuesByLabel, type LabelledIssue } from './search-issues-by-label.js';
+import type { HttpCall } from '../http/send-http-request.js';
 
 /**
  * The effect made under `key`: the oldest issue carrying its label, with any others as `duplicates` (a
@@ -11,11 +12,11 @@ import { searchIssuesByLabel, type LabelledIssue } from './search-issues-by-labe
 export async function findLabelledEffect(
   conn: JiraConnection,
   key: string,
-  signal: AbortSignal,
+  call: HttpCall,
   confirm: (issue: LabelledIssue) => Promise<Record<string, unknown> | null> = (issue) =>
     Promise.resolve({ id: issue.id, key: issue.key }),
 ): Promise<ToolEffect | null> {
-  const issues = await searchIssuesByLabel(conn, key, signal);
+  const issues = await searchIssuesByLabel(conn, key, call);
   const [first, ...rest] = issues;
   if (first === undefined) return null;
   const result = await confirm(first);

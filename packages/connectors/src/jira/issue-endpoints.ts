@@ -1,4 +1,4 @@
-import { sendHttpRequest } from '../http/send-http-request.js';
+import { sendHttpRequest, type HttpCall } from '../http/send-http-request.js';
 import type { AdfDocument } from './adf.js';
 import type { JiraConnection } from './jira-connection.js';
 import {
@@ -27,7 +27,7 @@ export interface NewIssue {
 export async function createIssue(
   conn: JiraConnection,
   issue: NewIssue,
-  signal: AbortSignal,
+  call: HttpCall,
 ): Promise<CreatedIssue> {
   const { projectKey, issueType } = conn.config;
   const answer = await sendHttpRequest(conn.endpoint, {
@@ -43,19 +43,19 @@ export async function createIssue(
       },
     },
     answer: createdIssueSchema,
-    signal,
+    call,
   });
   return answer.body;
 }
 
 /** `GET /rest/api/3/issue/{key}?fields=status,labels`: read live, not from the lagging index. */
-export async function getIssue(conn: JiraConnection, key: string, signal: AbortSignal): Promise<JiraIssue> {
+export async function getIssue(conn: JiraConnection, key: string, call: HttpCall): Promise<JiraIssue> {
   const answer = await sendHttpRequest(conn.endpoint, {
     method: 'GET',
     path: issuePath(key),
     query: { fields: 'status,labels' },
     answer: issueSchema,
-    signal,
+    call,
   });
   return answer.body;
 }
@@ -65,14 +65,14 @@ export async function addIssueLabel(
   conn: JiraConnection,
   key: string,
   label: string,
-  signal: AbortSignal,
+  call: HttpCall,
 ): Promise<void> {
   await sendHttpRequest(conn.endpoint, {
     method: 'PUT',
     path: issuePath(key),
     body: { update: { labels: [{ add: label }] } },
     answer: noContent,
-    signal,
+    call,
   });
 }
 
@@ -80,13 +80,13 @@ export async function addIssueLabel(
 export async function listTransitions(
   conn: JiraConnection,
   key: string,
-  signal: AbortSignal,
+  call: HttpCall,
 ): Promise<readonly JiraTransition[]> {
   const answer = await sendHttpRequest(conn.endpoint, {
     method: 'GET',
     path: `${issuePath(key)}/transitions`,
     answer: transitionsSchema,
-    signal,
+    call,
   });
   return answer.body.transitions;
 }
@@ -97,7 +97,7 @@ export async function doTransition(
   key: string,
   transitionId: string,
   comment: AdfDocument | undefined,
-  signal: AbortSignal,
+  call: HttpCall,
 ): Promise<void> {
   await sendHttpRequest(conn.endpoint, {
     method: 'POST',
@@ -107,11 +107,11 @@ export async function doTransition(
       ...(comment !== undefined ? { update: { comment: [{ add: { body: comment } }] } } : {}),
     },
     answer: noContent,
-    signal,
+    call,
   });
 }
 
 /** `DELETE /rest/api/3/issue/{key}`. */
-export async function deleteIssue(conn: JiraConnection, key: string, signal: AbortSignal): Promise<void> {
-  await sendHttpRequest(conn.endpoint, { method: 'DELETE', path: issuePath(key), answer: noContent, signal });
+export async function deleteIssue(conn: JiraConnection, key: string, call: HttpCall): Promise<void> {
+  await sendHttpRequest(conn.endpoint, { method: 'DELETE', path: issuePath(key), answer: noContent, call });
 }

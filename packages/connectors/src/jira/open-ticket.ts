@@ -38,7 +38,7 @@ export function openTicketTool(conn: JiraConnection) {
       args: { ticket: args.ticket, reason: 'rolled back by run' },
     }),
     async execute(args, ctx) {
-      const issue = await getIssue(conn, args.ticket, ctx.signal);
+      const issue = await getIssue(conn, args.ticket, ctx);
       const status = issue.fields.status.name;
       const isOpen = same(status, openStatus);
       if (!isOpen && !same(status, draftStatus)) {
@@ -48,20 +48,21 @@ export function openTicketTool(conn: JiraConnection) {
         });
       }
       const label = sagaLabel(ctx.idempotencyKey);
-      if (!issue.fields.labels.includes(label)) await addIssueLabel(conn, issue.key, label, ctx.signal);
-      if (!isOpen) await transitionToStatus(conn, issue.key, { name: openStatus }, undefined, ctx.signal);
+      if (!issue.fields.labels.includes(label)) await addIssueLabel(conn, issue.key, label, ctx);
+      if (!isOpen) await transitionToStatus(conn, issue.key, { name: openStatus }, undefined, ctx);
       return {
         externalRef: issue.key,
         result: { key: issue.key, status: openStatus, transitioned: !isOpen },
       };
     },
     lookup: (key, ctx) =>
-      findLabelledEffect(conn, key, ctx.signal, async (found) => {
-        const live = await getIssue(conn, found.key, ctx.signal);
+      findLabelledEffect(conn, key, ctx, async (found) => {
+        const live = await getIssue(conn, found.key, ctx);
         return same(live.fields.status.name, draftStatus)
           ? null
           : { key: live.key, status: live.fields.status.name };
       }),
     lookupLagMs: conn.config.lookupLagMs,
+    commitHorizonMs: conn.config.commitHorizonMs,
   });
 }

@@ -1,4 +1,4 @@
-import { sendHttpRequest } from '../http/send-http-request.js';
+import { sendHttpRequest, type HttpCall } from '../http/send-http-request.js';
 import type { JiraConnection } from './jira-connection.js';
 import { searchPageSchema } from './jira-wire.js';
 import { sagaLabelJql } from './saga-label.js';
@@ -24,7 +24,7 @@ export interface LabelledIssue {
 export async function searchIssuesByLabel(
   conn: JiraConnection,
   key: string,
-  signal: AbortSignal,
+  call: HttpCall,
 ): Promise<readonly LabelledIssue[]> {
   const found = new Map<string, LabelledIssue>();
   let nextPageToken: string | undefined;
@@ -39,7 +39,7 @@ export async function searchIssuesByLabel(
         ...(nextPageToken !== undefined ? { nextPageToken } : {}),
       },
       answer: searchPageSchema,
-      signal,
+      call,
     });
     for (const issue of answer.body.issues) found.set(issue.id, { id: issue.id, key: issue.key });
     nextPageToken = answer.body.nextPageToken ?? undefined;

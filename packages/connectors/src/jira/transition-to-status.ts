@@ -3,6 +3,7 @@ import type { AdfDocument } from './adf.js';
 import { doTransition, listTransitions } from './issue-endpoints.js';
 import type { JiraConnection } from './jira-connection.js';
 import type { JiraTransition } from './jira-wire.js';
+import type { HttpCall } from '../http/send-http-request.js';
 
 /**
  * Moves an issue along the first transition the workflow offers whose target matches `target` (by status
@@ -14,9 +15,9 @@ export async function transitionToStatus(
   key: string,
   target: { readonly name: string } | { readonly category: string },
   comment: AdfDocument | undefined,
-  signal: AbortSignal,
+  call: HttpCall,
 ): Promise<JiraTransition> {
-  const offered = await listTransitions(conn, key, signal);
+  const offered = await listTransitions(conn, key, call);
   const matches = (t: JiraTransition) =>
     'name' in target
       ? t.to.name.toLowerCase() === target.name.toLowerCase()
@@ -29,6 +30,6 @@ export async function transitionToStatus(
       vendorCode: 'no_transition',
     });
   }
-  await doTransition(conn, key, transition.id, comment, signal);
+  await doTransition(conn, key, transition.id, comment, call);
   return transition;
 }

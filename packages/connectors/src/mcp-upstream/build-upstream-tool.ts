@@ -54,7 +54,7 @@ export function buildUpstreamTool({ name, mapped, upstreamTool, connection }: Up
             }
           : {}),
       },
-      { signal: ctx.signal, timeoutMs },
+      { signal: ctx.signal, timeoutMs, ...traceOf(ctx) },
     );
     if (result.isError)
       throw new ClientError(`${vendor}: ${mapped.tool} refused: ${errorText(result)}`, {
@@ -74,15 +74,18 @@ export function buildUpstreamTool({ name, mapped, upstreamTool, connection }: Up
     ...(mapped.repeatable !== undefined ? { repeatable: mapped.repeatable } : {}),
     ...(mapped.deletes !== undefined ? { deletes: mapped.deletes } : {}),
     ...(mapped.secret ? { secret: mapped.secret } : {}),
+    ...(mapped.personal ? { personal: mapped.personal } : {}),
+    ...(mapped.personalResult ? { personalResult: mapped.personalResult } : {}),
     timeoutMs,
+    ...(mapped.commitHorizonMs !== undefined ? { commitHorizonMs: mapped.commitHorizonMs } : {}),
     execute,
     ...(lookup
       ? {
           lookupLagMs: lookup.lagMs,
-          lookup: async (key: string, ctx: { readonly signal: AbortSignal }) => {
+          lookup: async (key: string, ctx: Pick<ToolContext, 'signal' | 'traceparent'>) => {
             const result = await connection.call(
               { name: lookup.tool, arguments: { [lookup.keyArg]: key } },
-              { signal: ctx.signal, timeoutMs },
+              { signal: ctx.signal, timeoutMs, ...traceOf(ctx) },
             );
             if (result.isError)
               throw new ClientError(`${vendor}: lookup ${lookup.tool} refused: ${errorText(result)}`, {
@@ -105,4 +108,9 @@ export function buildUpstreamTool({ name, mapped, upstreamTool, connection }: Up
         }
       : {}),
   });
+}
+
+/** The call's `traceparent`, for `UpstreamConnection.call` (which puts it in `_meta`); none outside a trace. */
+function traceOf(ctx: Pick<ToolContext, 'traceparent'>): { traceparent?: string } {
+  return ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {};
 }

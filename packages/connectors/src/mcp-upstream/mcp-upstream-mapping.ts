@@ -61,7 +61,21 @@ const mappedToolSchema = z.strictObject({
   repeatable: z.boolean().optional(),
   deletes: z.boolean().optional(),
   secret: z.array(dottedPath).optional(),
+  /**
+   * Argument and result paths of personal data (a customer's email, name, address, free text about them),
+   * as core's `personal` and `personalResult`: shown to operators, `[PERSONAL]` to agent tokens, never in
+   * logs.
+   */
+  personal: z.array(dottedPath).optional(),
+  personalResult: z.array(dottedPath).optional(),
   timeoutMs: z.number().int().positive().optional(),
+  /**
+   * As core's `commitHorizonMs`: the longest after a call is sent that the upstream may still make its
+   * effect (a call it holds past `timeoutMs` and completes afterwards). A "not found" is believed only
+   * after this plus `lookup.lagMs`. Default: `timeoutMs`. Declare more for an upstream that does not dedupe
+   * a re-sent call by its key and may finish work after the client gave up.
+   */
+  commitHorizonMs: z.number().int().nonnegative().optional(),
   /**
    * An argument of the upstream tool that takes the key (for an upstream that stores it as a field). The
    * harness fills it in and leaves it out of the schema the model sees.

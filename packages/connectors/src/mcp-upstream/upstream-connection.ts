@@ -58,14 +58,22 @@ export class UpstreamConnection {
    * {@link classifyMcpFailure} decides. Sent with `request`, not `Client.callTool`: the SDK's client-side
    * check of structured content against the output schema would turn an answer the upstream gave (an
    * effect it made) into a local error that reads as a refusal.
+   *
+   * The call's `traceparent` travels in `params._meta.traceparent` (OpenTelemetry's convention for MCP): the
+   * SDK's transport sets its HTTP headers once per connection, not per request, so the header cannot carry
+   * it; this is the one place a `tools/call` is built, so every call and lookup carries it.
    */
   async call(
     params: CallToolRequest['params'],
-    options: { readonly signal: AbortSignal; readonly timeoutMs: number },
+    options: { readonly signal: AbortSignal; readonly timeoutMs: number; readonly traceparent?: string },
   ): Promise<CallToolResult> {
     try {
       const client = await this.#connected();
-      return await client.request({ method: 'tools/call', params }, CallToolResultSchema, {
+      const traced =
+        options.traceparent === undefined
+          ? params
+          : { ...params, _meta: { ...params._meta, traceparent: options.traceparent } };
+      return await client.request({ method: 'tools/call', params: traced }, CallToolResultSchema, {
         signal: options.signal,
         timeout: options.timeoutMs,
       });

@@ -29,6 +29,8 @@ export function cancelShipmentTool(config: ShippingConfig) {
     class: ToolClass.IRREVERSIBLE,
     version: 1,
     args: cancelShipmentArgs,
+    // The canceled shipment echoes the reship's free-text reason; the argument is a shipment id only.
+    personalResult: ['reason'],
     audience: [Audience.CUSTOMER],
     async execute(args, ctx) {
       const answer = await sendHttpRequest(endpoint, {
@@ -36,7 +38,7 @@ export function cancelShipmentTool(config: ShippingConfig) {
         path: `/v1/shipments/${encodeURIComponent(args.shipment)}/cancel`,
         headers: { 'Idempotency-Key': ctx.idempotencyKey },
         answer: shipmentSchema,
-        signal: ctx.signal,
+        call: ctx,
       });
       return { externalRef: answer.body.id, result: answer.body };
     },
@@ -47,7 +49,7 @@ export function cancelShipmentTool(config: ShippingConfig) {
         method: 'GET',
         path: `/v1/shipments/${encodeURIComponent(parsed.data.shipment)}`,
         answer: shipmentSchema,
-        signal: ctx.signal,
+        call: ctx,
       });
       return answer.body.status === 'canceled' ? { externalRef: answer.body.id, result: answer.body } : null;
     },

@@ -13,12 +13,14 @@ export function getOrderTool(config: ShippingConfig) {
     class: ToolClass.PURE,
     version: 1,
     args: z.object({ orderId: z.string().trim().min(1).max(100) }),
+    // Nothing personal: the answer is parsed to the order's id, customer id (a pseudonym), items and
+    // eligibility (`orderSchema` drops the rest of what the warehouse sends).
     async execute(args, ctx) {
       const answer = await sendHttpRequest(endpoint, {
         method: 'GET',
         path: `/v1/orders/${encodeURIComponent(args.orderId)}`,
         answer: orderSchema,
-        signal: ctx.signal,
+        call: ctx,
       });
       return { externalRef: null, result: answer.body };
     },

@@ -38,6 +38,11 @@ export function reshipTool(config: ShippingConfig) {
     version: 1,
     args: reshipArgs,
     identity: ['orderId'],
+    // The warehouse ships to the order's address on file: no address, name or phone travels in the
+    // arguments or the answer. The reason is free text a model writes about the customer's case (it may
+    // quote the address), and the shipment echoes it back.
+    personal: ['reason'],
+    personalResult: ['reason'],
     audience: [Audience.CUSTOMER],
     compensate: (_args, key) => ({ tool: 'cancel_shipment', args: { shipment: ref(key) } }),
     async execute(args, ctx) {
@@ -47,7 +52,7 @@ export function reshipTool(config: ShippingConfig) {
         headers: { 'Idempotency-Key': ctx.idempotencyKey },
         body: { orderId: args.orderId, items: args.items, reason: args.reason },
         answer: shipmentSchema,
-        signal: ctx.signal,
+        call: ctx,
       });
       return effectOf(answer.body);
     },
@@ -57,7 +62,7 @@ export function reshipTool(config: ShippingConfig) {
         path: '/v1/shipments',
         query: { idempotency_key: key },
         answer: shipmentListSchema,
-        signal: ctx.signal,
+        call: ctx,
       });
       // Newest first: the effect is the oldest; any other under one key is a duplicate-effect incident.
       const [first, ...rest] = [...answer.body.data].reverse();

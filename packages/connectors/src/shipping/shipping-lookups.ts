@@ -20,7 +20,7 @@ export function createShippingLookups(config: ShippingConfig) {
         path: '/v1/shipments',
         query: { orderId: orderIdSchema.parse(orderId) },
         answer: shipmentListSchema,
-        signal: ctx.signal,
+        call: ctx,
       });
       return answer.body.data;
     },

@@ -24,6 +24,8 @@ export function createAuthorizePaymentTool(deps: StripeToolDeps) {
     version: 1,
     args: paymentArgs,
     identity: ['customerId', 'amount', 'currency'],
+    // Free text about the customer's case, as for charge_card; the rest are ids and amounts.
+    personal: ['reason'],
     audience: ['finance'],
     compensate: (_args, key) => ({ tool: 'cancel_authorization', args: { authorization: ref(key) } }),
     execute: async (args, ctx) =>

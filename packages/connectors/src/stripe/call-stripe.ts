@@ -4,8 +4,11 @@ import { classifyStripeError } from './classify-stripe-error.js';
 import type { StripeConfig } from './stripe-config.js';
 import { StripeOutcomeUnknownError } from './stripe-errors.js';
 
-/** What every Stripe call needs from the tool's context: the abort signal and the logger. */
-export type CallContext = Pick<LookupContext, 'signal' | 'logger'>;
+/**
+ * What every Stripe call needs from the tool's context: the abort signal, the logger, and the traceparent
+ * of the call's span (sent as a request header through the options below).
+ */
+export type CallContext = Pick<LookupContext, 'signal' | 'logger' | 'traceparent'>;
 
 /**
  * Runs one Stripe request and classifies what it throws ({@link classifyStripeError}).
@@ -42,13 +45,26 @@ export async function callStripe<T>(ctx: CallContext, request: () => Promise<T>)
 
 /**
  * Options for a POST: the harness's key as Stripe's `Idempotency-Key` (overriding the one the client would
- * generate), and the configured timeout. Every POST the connector sends goes through here.
+ * generate), the configured timeout, and the call's `traceparent` header ({@link traceHeaders}). Every POST
+ * the connector sends goes through here.
  */
-export function postOptions(config: StripeConfig, idempotencyKey: string): Stripe.RequestOptions {
-  return { idempotencyKey, timeout: config.timeoutMs, maxNetworkRetries: 0 };
+export function postOptions(
+  config: StripeConfig,
+  idempotencyKey: string,
+  ctx: CallContext,
+): Stripe.RequestOptions {
+  return { idempotencyKey, timeout: config.timeoutMs, maxNetworkRetries: 0, ...traceHeaders(ctx) };
 }
 
-/** Options for a GET (no key: reads change nothing). */
-export function getOptions(config: StripeConfig): Stripe.RequestOptions {
-  return { timeout: config.timeoutMs, maxNetworkRetries: 0 };
+/** Options for a GET (no key: reads change nothing), with the call's `traceparent` header. */
+export function getOptions(config: StripeConfig, ctx: CallContext): Stripe.RequestOptions {
+  return { timeout: config.timeoutMs, maxNetworkRetries: 0, ...traceHeaders(ctx) };
+}
+
+/**
+ * The one place the Stripe connector builds its own request headers: the W3C `traceparent` of the call's
+ * span, through the client's per-request `headers` option (the client adds its own auth and version).
+ */
+function traceHeaders(ctx: CallContext): Pick<Stripe.RequestOptions, 'headers'> {
+  return ctx.traceparent !== undefined ? { headers: { traceparent: ctx.traceparent } } : {};
 }

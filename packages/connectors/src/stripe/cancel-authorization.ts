@@ -57,7 +57,7 @@ async function cancel(deps: StripeToolDeps, ctx: ToolContext, id: string): Promi
       deps.stripe.paymentIntents.cancel(
         id,
         { cancellation_reason: 'abandoned' },
-        postOptions(deps.config, ctx.idempotencyKey),
+        postOptions(deps.config, ctx.idempotencyKey, ctx),
       ),
     );
   } catch (err) {

@@ -37,7 +37,7 @@ export function createCapturePaymentTool(deps: StripeToolDeps) {
         deps.stripe.paymentIntents.capture(
           args.paymentIntent,
           { metadata: { [markerMetadataKey('capture', ctx.idempotencyKey)]: ctx.idempotencyKey } },
-          postOptions(deps.config, ctx.idempotencyKey),
+          postOptions(deps.config, ctx.idempotencyKey, ctx),
         ),
       );
       return paymentIntentEffect(pi);

@@ -31,6 +31,10 @@ export function createChargeCardTool(deps: StripeToolDeps) {
     version: 1,
     args: chargeCardArgs,
     identity: ['customerId', 'amount', 'currency'],
+    // The receipt address is the customer's; the reason is free text a model writes about the customer's
+    // case (it becomes the PaymentIntent's description). The customer id is Stripe's pseudonym, not shown
+    // as personal: agents need it to act, and it names nobody outside Stripe.
+    personal: ['receiptEmail', 'reason'],
     moves: (args) => ({ currency: args.currency, amount: args.amount }),
     audience: (args) => (args.receiptEmail !== undefined ? ['customer'] : ['finance']),
     compensate: (_args, key) => ({ tool: 'refund', args: { payment: ref(key) } }),

@@ -42,7 +42,7 @@ export async function createOffSessionPayment(
     ...(payment.receiptEmail !== undefined ? { receipt_email: payment.receiptEmail } : {}),
   };
   const pi = await callStripe(ctx, () =>
-    deps.stripe.paymentIntents.create(params, postOptions(deps.config, ctx.idempotencyKey)),
+    deps.stripe.paymentIntents.create(params, postOptions(deps.config, ctx.idempotencyKey, ctx)),
   );
   const expected = payment.captureMethod === 'manual' ? 'requires_capture' : 'succeeded';
   if (pi.status !== expected && pi.status !== 'processing') {

@@ -19,6 +19,10 @@ export interface StripeTools {
  * Builds the Stripe tools over one official client. No I/O happens here; the first request is the first
  * call. Register all of them together: the compensations name `refund` and `cancel_authorization`.
  * `stripe`: the client to share with the module's lookups (`createStripeLookups`); one of its own by default.
+ *
+ * No tool declares a `commitHorizonMs`, so each keeps the default (its timeout): Stripe dedupes a re-send
+ * by its Idempotency-Key (the step's key), so a "not found" believed before a held request commits cannot
+ * make a second charge; the re-send returns the first. Compare Jira (`JIRA_COMMIT_HORIZON_MS`).
  */
 export function createStripeTools(
   config: StripeConfig,

@@ -12,7 +12,9 @@ export async function defaultPaymentMethod(
   ctx: CallContext,
   customerId: string,
 ): Promise<string> {
-  const customer = await callStripe(ctx, () => stripe.customers.retrieve(customerId, {}, getOptions(config)));
+  const customer = await callStripe(ctx, () =>
+    stripe.customers.retrieve(customerId, {}, getOptions(config, ctx)),
+  );
   if (customer.deleted === true) {
     throw new ClientError(`Stripe customer ${customerId} is deleted`, { vendorCode: 'customer_deleted' });
   }

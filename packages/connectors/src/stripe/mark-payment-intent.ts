@@ -23,7 +23,7 @@ export async function markPaymentIntent(
     deps.stripe.paymentIntents.update(
       paymentIntent,
       { metadata: { [markerMetadataKey(kind, key)]: key } },
-      postOptions(deps.config, markerIdempotencyKey(key)),
+      postOptions(deps.config, markerIdempotencyKey(key), ctx),
     ),
   );
 }

@@ -80,7 +80,7 @@ export function createRefundTool(deps: StripeToolDeps) {
             ...(args.amount !== undefined ? { amount: args.amount } : {}),
             metadata: { [SAGA_KEY_METADATA]: ctx.idempotencyKey },
           },
-          postOptions(deps.config, ctx.idempotencyKey),
+          postOptions(deps.config, ctx.idempotencyKey, ctx),
         ),
       );
       return refundEffect(refund);
@@ -115,7 +115,7 @@ async function lookupRefund(
             limit: PAGE_SIZE,
             ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}),
           },
-          getOptions(config),
+          getOptions(config, ctx),
         ),
       );
       matches.push(...list.data.filter((r) => r.metadata?.[SAGA_KEY_METADATA] === key));

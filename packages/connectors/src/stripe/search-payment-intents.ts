@@ -35,7 +35,7 @@ export async function searchPaymentIntentsByMetadata(
     const result = await callStripe(ctx, () =>
       stripe.paymentIntents.search(
         { query, limit: PAGE_SIZE, ...(page !== undefined ? { page } : {}) },
-        getOptions(config),
+        getOptions(config, ctx),
       ),
     );
     found.push(...result.data);
@@ -54,6 +54,6 @@ export function retrievePaymentIntent(
   id: string,
 ): Promise<Stripe.PaymentIntent> {
   return callStripe(ctx, () =>
-    stripe.paymentIntents.retrieve(id, { expand: ['latest_charge'] }, getOptions(config)),
+    stripe.paymentIntents.retrieve(id, { expand: ['latest_charge'] }, getOptions(config, ctx)),
   );
 }

@@ -59,7 +59,7 @@ export function createStripeLookups(deps: StripeToolDeps) {
               limit: PAGE_SIZE,
               ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}),
             },
-            getOptions(deps.config),
+            getOptions(deps.config, ctx),
           ),
         );
         out.push(...list.data.map((r) => ({ id: r.id, amount: r.amount, status: r.status })));

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
 import { BadRequestError } from '../errors/errors.js';
-import type { TokenRole } from './token-role.js';
+import { TokenRole } from './token-role.js';
 import { TokenScope } from './token-scope.js';
 
 /** What a bearer token grants: one tenant, one role, a scope of runs. */
@@ -22,7 +22,6 @@ export interface Principal {
   readonly actor: string;
 }
 
-/** Tokens are stored as sha256 hex only; the plain token is shown once, when created or rotated. */
 /**
  * The token of an `Authorization: Bearer <token>` header (the scheme in any case, spaces around the token
  * allowed), or undefined when there is none: the one reading of the header, for the API and the MCP
@@ -33,6 +32,7 @@ export function bearerTokenOf(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+/** Tokens are stored as sha256 hex only; the plain token is shown once, when created or rotated. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
@@ -47,6 +47,8 @@ export interface NewApiToken {
   readonly role: TokenRole;
   /** Unique per tenant among all its tokens, revoked included: a second use is a BadRequestError. */
   readonly label?: string;
+  /** Which runs it may see; absent: `tenant`. `own-runs` is for agent tokens only (see {@link issueApiToken}). */
+  readonly scope?: TokenScope;
   /** Lifetime from now (by the database's clock); absent: never expires. */
   readonly expiresInMs?: number;
 }
@@ -55,11 +57,23 @@ export interface NewApiToken {
 export interface IssuedApiToken {
   readonly id: string;
   readonly token: string;
+  readonly scope: TokenScope;
   readonly expiresAt: Date | null;
 }
 
-/** Creates a token; a label already used by a token of the tenant is refused (BadRequestError on `label`). */
+/**
+ * Creates a token. Refused before anything is written: an operator token with the `own-runs` scope
+ * (BadRequestError on `scope`: an operator decides the whole tenant's review queues, so a scope of runs
+ * would be a promise the queues do not keep); after the insert, a label already used by a token of the
+ * tenant (BadRequestError on `label`).
+ */
 export async function issueApiToken(db: SagaDb, input: NewApiToken): Promise<IssuedApiToken> {
+  const scope = input.scope ?? TokenScope.TENANT;
+  if (scope === TokenScope.OWN_RUNS && input.role !== TokenRole.AGENT)
+    throw new BadRequestError(
+      'scope',
+      `the ${TokenScope.OWN_RUNS} scope is for ${TokenRole.AGENT} tokens only; an ${input.role} token sees its whole tenant (scope ${TokenScope.TENANT})`,
+    );
   const token = newTokenSecret();
   const expiresAt =
     input.expiresInMs === undefined
@@ -73,13 +87,12 @@ export async function issueApiToken(db: SagaDb, input: NewApiToken): Promise<Iss
         tenant_id: input.tenantId,
         role: input.role,
         label: input.label ?? null,
-        // Every token is tenant-wide until the own-runs scope is enforced on every run route.
-        scope: TokenScope.TENANT,
+        scope,
         expires_at: expiresAt,
       })
       .returning(['id', 'expires_at'])
       .executeTakeFirstOrThrow();
-    return { id: row.id, token, expiresAt: row.expires_at };
+    return { id: row.id, token, scope, expiresAt: row.expires_at };
   } catch (err) {
     if ((err as { constraint?: string }).constraint === 'api_tokens_tenant_label')
       throw new BadRequestError(

@@ -9,6 +9,7 @@ import type { StepStatus } from '../steps/step-status.js';
 import type { TokenRole } from '../auth/token-role.js';
 import type { TokenScope } from '../auth/token-scope.js';
 import type { ToolClass } from '../tools/tool-class.js';
+import type { SagaBudget } from '../sagas/saga-budget.js';
 
 type Json<T = unknown> = ColumnType<T, string, string>;
 type JsonNullable<T = unknown> = ColumnType<T | null, string | null | undefined, string | null>;
@@ -116,6 +117,13 @@ export interface SagaLogTable {
   next_reconcile_at: Date | null;
   /** The approval that covers this step (a pivot's commit step, or a held step); migration 0005. */
   approval_id: string | null;
+  /**
+   * The step's W3C trace id, 16 bytes (migration 0019; core's `tracing/stored-trace.ts`); null for older
+   * steps. Written with the intent, never changed.
+   */
+  trace_id: ColumnType<Buffer | null, Buffer | null | undefined, never>;
+  /** The intake's span id, 8 bytes: the parent of every later span of the step (migration 0019). */
+  span_id: ColumnType<Buffer | null, Buffer | null | undefined, never>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -139,6 +147,8 @@ export interface StepEventsTable {
   detail: JsonNullable<Record<string, unknown>>;
   /** Who decided, for a person's decision; null for the harness's own events. */
   actor: string | null;
+  /** The step's trace id (migration 0019; filled from the step by a trigger when not written); null for a run's events. */
+  trace_id: ColumnType<Buffer | null, Buffer | null | undefined, never>;
   at: Generated<Date>;
 }
 
@@ -276,6 +286,24 @@ export interface ApprovalsTable {
   created_at: Generated<Date>;
 }
 
+/**
+ * A tenant's policy floor (migration 0018): set by an operator, applied to every run the tenant creates
+ * after it (core's `applyPolicyFloor`: a run may tighten it, never loosen it). No row: no floor.
+ */
+export interface TenantPoliciesTable {
+  tenant_id: string;
+  /** The floor of a run's policy; `{}` when it sets none. Currency codes lower-cased. */
+  policy: ColumnType<RunPolicy, string | undefined, string>;
+  /** The ceilings of a run's budget (`deadlineMs` relative to the run's creation); `{}` when none. */
+  budget: ColumnType<SagaBudget, string | undefined, string>;
+  /** 1 when first set, +1 on every change: what a compare-and-set change names (`ifVersion`). */
+  version: number;
+  updated_at: Generated<Date>;
+  /** The label of the operator token that last set it, and its id. */
+  updated_by: string | null;
+  updated_by_token: string | null;
+}
+
 export interface Database {
   runs: RunsTable;
   saga_log: SagaLogTable;
@@ -286,6 +314,7 @@ export interface Database {
   corrections: CorrectionsTable;
   cases: CasesTable;
   approvals: ApprovalsTable;
+  tenant_policies: TenantPoliciesTable;
 }
 
 export type RunRow = Selectable<RunsTable>;
@@ -298,3 +327,4 @@ export type CompensationRow = Selectable<CompensationsTable>;
 export type CorrectionRow = Selectable<CorrectionsTable>;
 export type CaseRow = Selectable<CasesTable>;
 export type ApprovalRow = Selectable<ApprovalsTable>;
+export type TenantPolicyRow = Selectable<TenantPoliciesTable>;

@@ -52,6 +52,11 @@ export const ErrorCode = {
    * `retryAfterMs` (and the `Retry-After` header, in seconds) says when one more is allowed.
    */
   RATE_LIMITED: 'RATE_LIMITED',
+  /**
+   * 409: `PUT /v1/policy` named the version of the tenant's policy floor it read (`ifVersion`) and the floor
+   * has another now; nothing was changed (`version`: the current one).
+   */
+  POLICY_VERSION_MISMATCH: 'POLICY_VERSION_MISMATCH',
   /** 409: a run id another tenant holds. */
   RUN_ID_TAKEN: 'RUN_ID_TAKEN',
   /** 409: the run's policy `requirePivot` refuses an irreversible call outside a pivot. */

@@ -224,6 +224,7 @@ export class DuplicateOperationError extends SagaError {
       readonly idempotencyKey: string;
       readonly externalRef: string | null;
       readonly result: unknown;
+      readonly sameArgs?: boolean;
     },
   ) {
     super(
@@ -240,6 +241,8 @@ export class DuplicateOperationError extends SagaError {
       status: this.earlier.status,
       tool: this.tool,
       idempotencyKey: this.earlier.idempotencyKey,
+      // true: the earlier step had exactly these (parsed) arguments; this is a re-issue of it.
+      sameArgs: this.earlier.sameArgs ?? false,
       ...(confirmed ? { externalRef: this.earlier.externalRef, result: this.earlier.result } : {}),
     };
   }
@@ -463,6 +466,28 @@ export class PivotStagedError extends SagaError {
 
   override httpFields() {
     return { runId: this.runId };
+  }
+}
+
+/**
+ * A change of the tenant's policy floor named the version it read (`ifVersion`) and the floor has moved
+ * on (another operator changed it): nothing was changed; read it again and decide on what is there now.
+ */
+export class PolicyVersionMismatchError extends SagaError {
+  readonly code = ErrorCode.POLICY_VERSION_MISMATCH;
+  override readonly httpStatus = 409;
+  constructor(
+    readonly expected: number,
+    readonly version: number,
+  ) {
+    super(
+      `the policy floor is at version ${version}, not ${expected}: it changed since it was read; ` +
+        'read it again (GET /v1/policy) and set it with ifVersion of what you read',
+    );
+  }
+
+  override httpFields() {
+    return { field: 'ifVersion', expected: this.expected, version: this.version };
   }
 }
 

@@ -36,9 +36,10 @@ import {
 import { redispatchStep } from '../steps/redispatch/redispatch-step.js';
 import { StepEventKind } from '../steps/step-event-kind.js';
 import { StepStatus } from '../steps/step-status.js';
+import type { TraceContext } from '../tracing/trace-context.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import { redactArgs } from '../tools/parse-args.js';
+import { argsForLog, logsAt } from '../privacy/args-for-log.js';
 import { holdForApproval } from './hold-for-approval.js';
 import { readDispatch } from './read-dispatch.js';
 import { diffRetryArgs } from './retry-args.js';
@@ -56,6 +57,11 @@ export interface IntakeRequest {
   readonly dependsOn?: readonly number[] | undefined;
   /** The model's decision behind the call: on the intake event of a new step, the RETRY_CALL of a retry. */
   readonly decision?: CallDecision | undefined;
+  /**
+   * The intake's span (the API's, a child of the caller's `traceparent`): a new step is stored with it and
+   * dispatched under it. Absent: a new step starts a trace of its own.
+   */
+  readonly trace?: TraceContext | undefined;
   readonly registry: ToolRegistry;
   /** The tool module's saga definitions: the calls of a bound run are matched against its own. */
   readonly definitions?: SagaRegistry | undefined;
@@ -261,7 +267,7 @@ function refuseDuplicate(
       duplicateOf: earlier.stepIdx,
       duplicateStatus: earlier.status,
       duplicateKey: earlier.idempotencyKey,
-      args: redactArgs(req.tool, req.args),
+      ...argsForLog(req.tool.name, req.args),
     },
     'duplicate operation refused',
   );
@@ -297,6 +303,7 @@ export function intentOf(req: IntakeRequest, stepIdx: number, plan: IntentPlan):
     audience: plan.audience,
     dependsOn: storedDependsOn(req.dependsOn),
     decision: req.decision ?? null,
+    trace: req.trace ?? null,
     operation: operationIdentity(req.tool, req.args),
   };
 }
@@ -308,6 +315,7 @@ export function storedDependsOn(dependsOn: readonly number[] | undefined): numbe
 
 /** The log line of a new step, written once its row is (in the intake transaction or the grouped intake). */
 export function logIntended(req: IntakeRequest, stepIdx: number, plan: IntentPlan): void {
+  if (!logsAt(req.log, 'info')) return;
   req.log.info(
     {
       runId: req.runId,
@@ -316,7 +324,7 @@ export function logIntended(req: IntakeRequest, stepIdx: number, plan: IntentPla
       tool: req.tool.name,
       status: plan.status,
       ...(plan.holdReason ? { holdReason: plan.holdReason } : {}),
-      args: redactArgs(req.tool, req.args),
+      ...argsForLog(req.tool.name, req.args, plan.payloadHash),
     },
     'step intended',
   );

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { StepRow } from '../db/schema.js';
+import { storedTrace, type StoredTraceColumns } from '../tracing/stored-trace.js';
+import { formatTraceparent, type TraceContext } from '../tracing/trace-context.js';
 
 /**
  * The execute job: the message that makes an executor run a step. Its one schema and its one builder live
@@ -7,7 +9,8 @@ import type { StepRow } from '../db/schema.js';
  * every reader (the API's fast path, the relay, the executor) goes through them, so what the outbox holds
  * and what BullMQ carries cannot drift apart.
  *
- * The wire format is `{ runId, stepIdx, key, dispatchNo }`, in `outbox.payload` and in BullMQ's `job.data`.
+ * The wire format is `{ runId, stepIdx, key, dispatchNo, traceparent? }`, in `outbox.payload` and in
+ * BullMQ's `job.data`.
  * Jobs written by a running version must still parse after a deploy (they wait in Redis, and rows in the
  * outbox): a new field may only be optional, and no field may be renamed or dropped.
  */
@@ -23,6 +26,15 @@ export const executeJobSchema = z.object({
   key: z.string(),
   /** 1 for the intake's dispatch (or a held step's release); one more for each later dispatch. */
   dispatchNo: z.number().int().positive(),
+  /**
+   * The W3C `traceparent` of the span that dispatched the step (the intake's, for the first dispatch): the
+   * executor's span is its child. Optional: jobs written before migration 0019 have none. Kept as the
+   * string the header carries, not parsed here: the executor parses it (`parseTraceparent`), and a bad
+   * value only starts a new trace. Why in the payload rather than a bytea column of the outbox: the payload
+   * is the job, so what the outbox holds and what BullMQ carries stay one value; it costs ~73 bytes of WAL
+   * per outbox row version (measured on PG 15; a 24-byte bytea column would cost ~24).
+   */
+  traceparent: z.string().max(64).optional(),
 });
 export type ExecuteJob = z.infer<typeof executeJobSchema>;
 
@@ -43,14 +55,23 @@ export function executeJobId(key: string, dispatchNo: number): string {
 
 /**
  * The `dispatchNo`-th dispatch of `step` (1: the intake's): its job id and data. The one builder of an
- * execute job, for the outbox row and for the API's fast path that publishes the same job at once.
+ * execute job, for the outbox row and for the API's fast path that publishes the same job at once. The
+ * job's `traceparent` is `trace`, by default the step's stored context (its trace and intake span), so a
+ * re-dispatch, a release after an approval or a republish stays in the step's trace.
  */
 export function executeDispatch(
-  step: Pick<StepRow, 'run_id' | 'step_idx' | 'idempotency_key'>,
+  step: Pick<StepRow, 'run_id' | 'step_idx' | 'idempotency_key'> & StoredTraceColumns,
   dispatchNo: number,
+  trace: TraceContext | null = storedTrace(step),
 ): ExecuteDispatch {
+  const data: ExecuteJob = {
+    runId: step.run_id,
+    stepIdx: step.step_idx,
+    key: step.idempotency_key,
+    dispatchNo,
+  };
   return {
     jobId: executeJobId(step.idempotency_key, dispatchNo),
-    data: { runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key, dispatchNo },
+    data: trace ? { ...data, traceparent: formatTraceparent(trace) } : data,
   };
 }

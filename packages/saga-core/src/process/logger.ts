@@ -1,10 +1,14 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
 
 /**
- * JSON logs. Headers and fields that carry credentials are redacted wherever they appear; tool arguments
- * that a tool declares `secret` are redacted before they reach a logger (`redactArgs`).
+ * JSON logs. Headers and fields that carry credentials are redacted wherever they appear. Tool arguments
+ * and results never reach a logger: a line about a call carries the argument names and a hash
+ * (`privacy/args-for-log.ts`), and a tool's error has the step's `secret` and `personal` values scrubbed
+ * (`errorForLog`). The `args` paths below are a second line of defence, for a line written without them.
  */
 export const REDACT_PATHS = [
+  'args',
+  '*.args',
   'authorization',
   '*.authorization',
   'req.headers.authorization',

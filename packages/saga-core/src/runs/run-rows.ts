@@ -11,6 +11,8 @@ import { ReviewStatus } from '../review/cases/case-status.js';
 import { RunStatus } from './run-status.js';
 import { StepEventKind } from '../steps/step-event-kind.js';
 import { appendStepEvent } from '../steps/append-event.js';
+import { TokenScope } from '../auth/token-scope.js';
+import { visibleRunsOf, type RunAccess } from './run-access.js';
 
 /** Run ids that clients may choose. */
 export const RUN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -30,6 +32,11 @@ export interface CreateRunResult {
  * added to the creation time read in this transaction (`now()`, the value `created_at` takes), so the
  * deadline is on the database's clock and is stored twice: in `budget.deadline` (ISO, as the run view shows
  * it) and in `deadline_at` (indexed for the deadline sweep).
+ *
+ * `creator`, the token that asks (the API's principal), is stored as `created_by_token`, what an own-runs
+ * scope checks; without it (a direct call of core) the column stays null. A repeated id is answered by the
+ * scope rule (`visibleRunsOf`): an own-runs token repeating another token's run id is told it is taken,
+ * as another tenant is, never shown that run.
  */
 export async function createRun(
   db: SagaDb,
@@ -39,6 +46,7 @@ export async function createRun(
     metadata: Record<string, unknown>;
     policy?: RunPolicy;
     binding?: RunBinding;
+    creator?: Pick<RunAccess, 'tokenId' | 'scope'>;
   },
 ): Promise<CreateRunResult | { readonly taken: true }> {
   const b = input.binding;
@@ -57,6 +65,7 @@ export async function createRun(
         status_reason: null,
         metadata: JSON.stringify(input.metadata),
         policy: JSON.stringify(policy),
+        created_by_token: input.creator?.tokenId ?? null,
         ...(b && (b.governed || b.goal !== null || b.actor !== null) ? boundColumns(b, budget) : {}),
       })
       .onConflict((oc) => oc.column('run_id').doNothing())
@@ -75,17 +84,24 @@ export async function createRun(
           ...(b && (b.governed || b.goal !== null || b.actor !== null)
             ? { definition: b.definition, budget, planHash: b.planHash }
             : {}),
+          ...(b?.floor ? { floor: b.floor } : {}),
         },
       });
     return row;
   });
   if (inserted) return { run: inserted, created: true };
+  const access: RunAccess = {
+    tenantId: input.tenantId,
+    tokenId: input.creator?.tokenId ?? null,
+    scope: input.creator?.scope ?? TokenScope.TENANT,
+  };
   const existing = await db
     .selectFrom('runs')
     .selectAll()
     .where('run_id', '=', input.runId)
+    .where(visibleRunsOf(access))
     .executeTakeFirst();
-  if (!existing || existing.tenant_id !== input.tenantId) return { taken: true };
+  if (!existing) return { taken: true };
   return { run: existing, created: false };
 }
 
@@ -159,27 +175,30 @@ export interface RunListRow extends RunRow {
   readonly open_corrections: number;
 }
 
-/** A tenant's runs, newest first (index `runs_tenant_created`), optionally of one status. */
+/**
+ * The runs `access` may see (`visibleRunsOf`: a tenant's, or an own-runs token's own), newest first (index
+ * `runs_tenant_created`), optionally of one status.
+ */
 export async function listRuns(
   db: SagaDb,
-  f: { tenantId: string; status?: RunStatus | undefined; limit: number },
+  f: { access: RunAccess; status?: RunStatus | undefined; limit: number },
 ): Promise<RunListRow[]> {
   let q = db
-    .selectFrom('runs as r')
-    .selectAll('r')
+    .selectFrom('runs')
+    .selectAll('runs')
     .select([
-      sql<number>`(SELECT count(*)::int FROM saga_log s WHERE s.run_id = r.run_id)`.as('steps'),
-      sql<number>`(SELECT count(*)::int FROM approvals a WHERE a.run_id = r.run_id AND a.status = ${ApprovalStatus.PENDING})`.as(
+      sql<number>`(SELECT count(*)::int FROM saga_log s WHERE s.run_id = runs.run_id)`.as('steps'),
+      sql<number>`(SELECT count(*)::int FROM approvals a WHERE a.run_id = runs.run_id AND a.status = ${ApprovalStatus.PENDING})`.as(
         'pending_approvals',
       ),
-      sql<number>`(SELECT count(*)::int FROM cases c WHERE c.run_id = r.run_id AND c.status = ${ReviewStatus.OPEN})`.as(
+      sql<number>`(SELECT count(*)::int FROM cases c WHERE c.run_id = runs.run_id AND c.status = ${ReviewStatus.OPEN})`.as(
         'open_cases',
       ),
-      sql<number>`(SELECT count(*)::int FROM corrections k WHERE k.run_id = r.run_id AND k.status = ${CorrectionStatus.OPEN})`.as(
+      sql<number>`(SELECT count(*)::int FROM corrections k WHERE k.run_id = runs.run_id AND k.status = ${CorrectionStatus.OPEN})`.as(
         'open_corrections',
       ),
     ])
-    .where('r.tenant_id', '=', f.tenantId);
-  if (f.status) q = q.where('r.status', '=', f.status);
-  return q.orderBy('r.created_at', 'desc').orderBy('r.run_id').limit(f.limit).execute();
+    .where(visibleRunsOf(f.access));
+  if (f.status) q = q.where('runs.status', '=', f.status);
+  return q.orderBy('runs.created_at', 'desc').orderBy('runs.run_id').limit(f.limit).execute();
 }

@@ -1,6 +1,7 @@
 import type { RunBudget, RunPolicy } from '../db/schema.js';
 import { PlanInvalidError, UnknownDefinitionError } from '../errors/errors.js';
 import type { SagaDefinition } from './define-saga.js';
+import type { FloorApplied } from './policy-floor.js';
 import type { MoneyAmounts, RunBudgetInput } from './saga-budget.js';
 import type { SagaRegistry } from './saga-registry.js';
 import { planHash, validatePlan, type PlanEntry, type ProposedPlanEntry } from './validate-plan.js';
@@ -35,6 +36,8 @@ export interface RunBinding {
    * and the rest is recovery's).
    */
   readonly governed: boolean;
+  /** What the tenant's policy floor decided (`bindRunUnderFloor`); absent when the tenant has none. */
+  readonly floor?: FloorApplied;
 }
 
 /** The binding of a run created without any of these fields: exactly today's unbound run. */
@@ -88,12 +91,24 @@ export function bindRun(definitions: SagaRegistry | undefined, req: RunBindingRe
     budget,
     deadlineMs,
     policy,
-    governed:
-      definition !== undefined ||
-      Object.keys(budget).length > 0 ||
-      deadlineMs !== null ||
-      policy.approveMoneyAbove !== undefined,
+    governed: isGoverned({ definition, budget, deadlineMs, policy }),
   };
+}
+
+/**
+ * Whether a run is governed (see {@link RunBinding.governed}): a definition, any budget field (a deadline
+ * to come included) or `approveMoneyAbove`. One home: `bindRun` and `applyPolicyFloor` (a floor's money
+ * limit or budget makes a run governed) both ask it.
+ */
+export function isGoverned(
+  b: Pick<RunBinding, 'budget' | 'deadlineMs' | 'policy'> & { readonly definition: unknown },
+): boolean {
+  return (
+    (b.definition !== undefined && b.definition !== null) ||
+    Object.keys(b.budget).length > 0 ||
+    b.deadlineMs !== null ||
+    b.policy.approveMoneyAbove !== undefined
+  );
 }
 
 function resolveDefinition(
@@ -119,7 +134,7 @@ function resolveDefinition(
 }
 
 /** `{ USD: 1 }` → `{ usd: 1 }` (the schema refused two spellings of one currency already). */
-function lowerCurrencies(amounts: MoneyAmounts): MoneyAmounts {
+export function lowerCurrencies(amounts: MoneyAmounts): MoneyAmounts {
   return Object.fromEntries(Object.entries(amounts).map(([c, amount]) => [c.toLowerCase(), amount]));
 }
 

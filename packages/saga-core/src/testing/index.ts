@@ -4,6 +4,7 @@ import { createDb, type SagaDb } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 
 export { dumpSchema } from './dump-schema.js';
+export { installInMemoryTracing, type InMemoryTracing } from './in-memory-tracing.js';
 
 /**
  * Test isolation on real Postgres and Redis: each test file gets its own schema and its own BullMQ prefix,

@@ -19,6 +19,12 @@ export interface ToolContext {
   /** A child logger bound to the run, the step and the key. */
   readonly logger: Logger;
   /**
+   * The W3C `traceparent` of the span this call runs in (the executor's, a lookup's, a compensation's):
+   * send it as the `traceparent` header of the request to the real system, so the vendor's side of the
+   * call joins the step's trace. Absent when the caller runs outside any trace (a test calling a tool).
+   */
+  readonly traceparent?: string;
+  /**
    * Set only when the call is a compensation: why the run is being unwound, in the words of whoever asked
    * (`POST /v1/runs/{runId}/unwind { reason }`). The stored compensation was written before the forward
    * call, long before anyone knew this reason; a tool that leaves a note on the target (a closing comment)
@@ -146,8 +152,24 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
    * of this tool waits for a person. Default false.
    */
   readonly deletes?: boolean;
-  /** Argument paths (dotted) never written to logs. */
+  /**
+   * Argument paths (dotted; a path through an array applies to each element) of credentials and the like:
+   * never written to logs, and shown to nobody (`"[REDACTED]"` in every view, event, evidence and
+   * correction). See `privacy/redact-personal.ts`, the one home of the rule.
+   */
   readonly secret?: readonly string[];
+  /**
+   * Personal data the tool carries: argument paths (`personal`) and result paths (`personalResult`), dotted
+   * like {@link secret}. One concept in two places: a customer's email, name, address or a free text about
+   * them, whether the model wrote it in the arguments or the real system answered it in the result.
+   * Operators see it (they correct customers); agent tokens see `"[PERSONAL]"` in run views and events,
+   * wherever the step's data appears (its compensation's arguments, its result, its error); logs never carry
+   * any argument value (names and a hash only). Declare every field that may hold personal data; a field
+   * left out is shown to agents as it is.
+   */
+  readonly personal?: readonly string[];
+  /** Result paths (dotted) of personal data; see {@link personal}. */
+  readonly personalResult?: readonly string[];
   /**
    * Whether a call may carry argument fields that `args` does not know. Default false: a call with one is
    * refused 400 INVALID_ARGS naming it (zod would drop it without a word, and a model that writes
@@ -182,6 +204,20 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   /** The executor aborts the call after this long and records UNKNOWN. Default 30 000. */
   readonly timeoutMs?: number;
   /**
+   * The longest after an attempt is sent that the real system may still make its effect: a request it
+   * holds past the client's timeout and commits afterwards. An integer of milliseconds, ≥ 0. Default: the
+   * tool's own {@link timeoutMs}, read when the rule is applied (so a copy of the tool with a shorter timeout
+   * has a shorter default horizon): the harness never holds a request longer, and a vendor that may commit
+   * later must declare more.
+   *
+   * Why it exists: aborting a call ends the client's wait, not the vendor's work. A "not found" is evidence
+   * of absence only once this horizon and then `lookupLagMs` have passed since the attempt was sent
+   * (`readLookupLag`, the one home of the rule); before that the effect may still appear, and a re-send
+   * would make it twice on a vendor that does not dedupe by key (Jira). A keyed vendor (Stripe's
+   * Idempotency-Key) dedupes the re-send, so the default is safe for it.
+   */
+  readonly commitHorizonMs?: number;
+  /**
    * For a hold (a card authorisation, a reservation): how long the effect stays usable after it is made.
    * A pivot that stages such a step expires before the hold does: its approval's deadline is the earliest
    * hold's end, and on expiry the run unwinds (the holds are released). Unset: the effect does not lapse.
@@ -189,7 +225,10 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   readonly holdWindowMs?: number;
 }
 
-/** A tool after validation. Defaults are filled in; the object is frozen. */
+/**
+ * A tool after validation. Defaults are filled in, except `commitHorizonMs`, whose default follows the
+ * tool's `timeoutMs` (read it through `commitHorizonOf`); the object is frozen.
+ */
 export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
   Omit<
     ToolSpec<S, R>,
@@ -198,6 +237,8 @@ export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
     | 'timeoutMs'
     | 'identity'
     | 'secret'
+    | 'personal'
+    | 'personalResult'
     | 'repeatable'
     | 'deletes'
     | 'acceptsUnknownArgs'
@@ -211,6 +252,8 @@ export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
   readonly identity: readonly string[];
   readonly repeatable: boolean;
   readonly secret: readonly string[];
+  readonly personal: readonly string[];
+  readonly personalResult: readonly string[];
   readonly lookupLagMs: number;
   readonly timeoutMs: number;
 };
@@ -219,6 +262,9 @@ export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
 export type AnyTool = Tool<any, any>;
 
 const NAME = /^[a-z][a-z0-9_]*$/;
+/** A dotted path of a declaration: non-empty segments, no leading, trailing or doubled dot. */
+const isDottedPath = (p: unknown): boolean =>
+  typeof p === 'string' && p.length > 0 && p.split('.').every((part) => part.length > 0);
 /**
  * Why 100: far above any real tool's name, and a bound on what a caller's `tool` may be before it is
  * looked up (the API refuses a longer one without reading it further).
@@ -259,6 +305,11 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('lookupLagMs', 'must be a non-negative number of milliseconds');
   if (spec.timeoutMs !== undefined && !(Number.isFinite(spec.timeoutMs) && spec.timeoutMs > 0))
     fail('timeoutMs', 'must be a positive number of milliseconds');
+  if (
+    spec.commitHorizonMs !== undefined &&
+    !(Number.isInteger(spec.commitHorizonMs) && spec.commitHorizonMs >= 0)
+  )
+    fail('commitHorizonMs', 'must be a whole number of milliseconds, 0 or more');
   if (spec.holdWindowMs !== undefined && !(Number.isFinite(spec.holdWindowMs) && spec.holdWindowMs > 0))
     fail('holdWindowMs', 'must be a positive number of milliseconds');
   if (spec.repeatable !== undefined && typeof spec.repeatable !== 'boolean')
@@ -274,6 +325,11 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('deletes', 'must be true or false');
   if (spec.acceptsUnknownArgs !== undefined && typeof spec.acceptsUnknownArgs !== 'boolean')
     fail('acceptsUnknownArgs', 'must be true or false');
+  for (const field of ['secret', 'personal', 'personalResult'] as const) {
+    const paths: unknown = spec[field];
+    if (paths !== undefined && !(Array.isArray(paths) && paths.every(isDottedPath)))
+      fail(field, 'must be a list of dotted paths (`to`, `address.line1`)');
+  }
   const audience = spec.audience;
   // A tool re-validated by the registry already carries `fixedAudience` (its `audience` is a function now).
   const carried = (spec as Partial<Pick<AnyTool, 'fixedAudience'>>).fixedAudience;
@@ -290,6 +346,8 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     deletes: spec.deletes ?? false,
     acceptsUnknownArgs: spec.acceptsUnknownArgs ?? false,
     secret: Object.freeze([...(spec.secret ?? [])]),
+    personal: Object.freeze([...(spec.personal ?? [])]),
+    personalResult: Object.freeze([...(spec.personalResult ?? [])]),
     audience: typeof audience === 'function' ? audience : () => audience ?? [],
     lookupLagMs: spec.lookupLagMs ?? 0,
     timeoutMs: spec.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,

@@ -1,25 +1,53 @@
 import type { SagaDb, SagaTrx } from '../db/connect.js';
 import { readDeadline } from '../db/db-clock.js';
+import type { AnyTool } from './define-tool.js';
+
+/** The declarations of a tool that say when its lookup's "not found" may be believed. */
+export type LookupTimings = Pick<AnyTool, 'commitHorizonMs' | 'timeoutMs' | 'lookupLagMs'>;
 
 /** Whether a lookup's "not found" may be believed yet, and from when. */
 export interface LookupLag {
-  /** The last attempt was sent more than the tool's `lookupLagMs` ago (by the database's clock). */
+  /**
+   * The last attempt was sent more than the tool's commit horizon plus its `lookupLagMs` ago (by the
+   * database's clock): the real system can no longer make the effect, and its search would show it.
+   */
   readonly passed: boolean;
   /** When it will have (or had): the earliest moment a "not found" is evidence of absence. */
   readonly believableAt: Date;
 }
 
 /**
- * Reads, by the database's clock, whether more than `lagMs` has passed since `lastAttemptAt`
- * (`lastAttemptAt + lag < now()`, see {@link readDeadline}). `lastAttemptAt` must be a timestamp the
- * database wrote (a row's `last_attempt_at`, or its `updated_at` for a row never attempted), never the
- * process's clock. No row is read or written.
+ * The tool's commit horizon: its declared `commitHorizonMs`, else its `timeoutMs` (the default, read here
+ * so that a copy of a tool with a shorter timeout has a shorter default horizon too).
+ */
+export function commitHorizonOf(tool: Pick<AnyTool, 'commitHorizonMs' | 'timeoutMs'>): number {
+  return tool.commitHorizonMs ?? tool.timeoutMs;
+}
+
+/**
+ * How long after an attempt is sent a "not found" becomes evidence of absence: the commit horizon (the
+ * real system may still make the effect until then, even after the client gave up) and then the lookup
+ * lag (its search may not show an effect made at the horizon's last moment until this much later).
+ *
+ * Why the sum, not the larger of the two: a request held to the end of the horizon commits there, and its
+ * effect reaches the search index up to `lookupLagMs` after that.
+ */
+export function absenceEvidenceAfterMs(tool: LookupTimings): number {
+  return commitHorizonOf(tool) + tool.lookupLagMs;
+}
+
+/**
+ * Reads, by the database's clock, whether {@link absenceEvidenceAfterMs} has passed since `lastAttemptAt`
+ * (`lastAttemptAt + horizon + lag < now()`, see {@link readDeadline}). `lastAttemptAt` must be a timestamp
+ * the database wrote (a row's `last_attempt_at`, its `send_started_at`, or its `updated_at` for a row never
+ * attempted), never the process's clock. No row is read or written. The one home of "when may not found
+ * be believed": every pool reaches it through `settleFromLookup`, or calls it directly.
  */
 export async function readLookupLag(
   db: SagaDb | SagaTrx,
   lastAttemptAt: Date,
-  lagMs: number,
+  tool: LookupTimings,
 ): Promise<LookupLag> {
-  const d = await readDeadline(db, lastAttemptAt, lagMs);
+  const d = await readDeadline(db, lastAttemptAt, absenceEvidenceAfterMs(tool));
   return { passed: d.passed, believableAt: d.at };
 }

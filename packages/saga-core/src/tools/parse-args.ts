@@ -2,6 +2,7 @@ import { InvalidArgsError } from '../errors/errors.js';
 import type { z } from 'zod';
 import type { AnyTool } from './define-tool.js';
 import { findUnstorableText } from '../util/unstorable-text.js';
+import { redactPaths, SECRET_MARK } from '../privacy/redact-personal.js';
 
 /** Parses untrusted (model-written) arguments with the tool's schema; never casts. */
 export function parseArgs(tool: AnyTool, args: unknown): Record<string, unknown> {
@@ -80,19 +81,11 @@ export function readPath(value: unknown, path: string): unknown {
   return cur;
 }
 
-/** Returns a copy of `args` with every secret path replaced by "[REDACTED]", for logs. */
+/**
+ * Returns a copy of `args` with every secret path replaced by "[REDACTED]" (personal paths kept): for what
+ * operators read (approval evidence, pivot actions). Views for agents and log lines go further; the rule
+ * lives in `privacy/redact-personal.ts`.
+ */
 export function redactArgs(tool: AnyTool, args: unknown): unknown {
-  if (tool.secret.length === 0 || args === null || typeof args !== 'object') return args;
-  const copy = structuredClone(args) as Record<string, unknown>;
-  for (const path of tool.secret) {
-    const parts = path.split('.');
-    let cur: Record<string, unknown> | undefined = copy;
-    for (const part of parts.slice(0, -1)) {
-      const next: unknown = cur?.[part];
-      cur = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : undefined;
-    }
-    const last = parts[parts.length - 1]!;
-    if (cur && last in cur) cur[last] = '[REDACTED]';
-  }
-  return copy;
+  return redactPaths(args, tool.secret, SECRET_MARK);
 }

@@ -7,15 +7,22 @@ import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup
 
 /**
  * What the lookups of an unknown outcome prove, by the one rule every pool follows ("believe not-found
- * only once `lookupLagMs` has passed since the last attempt, by the database's clock, and a re-check
- * agrees"). Each caller decides what to write for each kind; none re-derives the rule.
+ * only once the tool's commit horizon and then its `lookupLagMs` have passed since the last attempt was
+ * sent, by the database's clock, and a re-check agrees"). Each caller decides what to write for each kind;
+ * none re-derives the rule.
+ *
+ * Why the horizon: a vendor may hold a request past the client's timeout and commit it afterwards. Were
+ * "not found" believed once only the lag had passed since the send, a lookup made between the timeout and
+ * that late commit would prove absence, and the re-send would make the effect twice wherever the vendor
+ * does not dedupe by key (a Jira ticket; seen by `pnpm simulate`, docs/simulation.md).
  *
  * - `found`: the real system holds the effect made under the key (believed at once, lag or not).
  *   `duplicates`: the references of the other effects under the same key (empty unless an incident).
- * - `absent`: two lookups, `recheckMs` apart and both made after the lag had passed since the last attempt,
- *   found nothing: the call never took effect.
- * - `too-early`: nothing found, but the real system's search may not show the attempt yet: look again at
- *   `believableAt` (a database timestamp). Not a failure.
+ * - `absent`: two lookups, `recheckMs` apart and both made after the horizon and the lag had passed since
+ *   the last attempt, found nothing: the call never took effect, and no longer can.
+ * - `too-early`: nothing found, but the real system may still make the effect, or its search may not show
+ *   it yet: look again at `believableAt` (a database timestamp: the last attempt plus the horizon plus the
+ *   lag). Not a failure.
  * - `lookup-error`: the last lookup failed or timed out; nothing was learnt.
  */
 export type LookupVerdict =
@@ -30,8 +37,9 @@ export type LookupVerdict =
 
 /**
  * The rule itself, pure: decides from the observations of one pass, in the order they were made (one
- * lookup, or a first "not found" and its re-check), and `lag`, read by the database's clock before them.
- * "Not found" is `absent` only when the lag had passed and every lookup of the pass (at least two) agrees.
+ * lookup, or a first "not found" and its re-check), and `lag` ({@link readLookupLag}: horizon plus lag),
+ * read by the database's clock before them. "Not found" is `absent` only when that moment had passed and
+ * every lookup of the pass (at least two) agrees.
  */
 export function decideLookupVerdict(
   observations: readonly LookupObservation[],
@@ -61,7 +69,7 @@ export function decideLookupVerdict(
 export interface SettleFromLookupInput {
   /** Read for its clock only (`SELECT now()`); a pool, never a transaction: the lookups call the vendor. */
   readonly db: SagaDb;
-  /** The tool whose `lookup` and `lookupLagMs` decide. */
+  /** The tool whose `lookup`, commit horizon (`commitHorizonMs`, else `timeoutMs`) and `lookupLagMs` decide. */
   readonly tool: AnyTool;
   /** The key looked up, its stored arguments, and the run, step and tenant the lookup's context names. */
   readonly target: LookupTarget;
@@ -75,7 +83,10 @@ export interface SettleFromLookupInput {
   readonly log: Logger;
 }
 
-/** What {@link settleFromLookup} decided, with the evidence: every lookup it made, in order, and the lag. */
+/**
+ * What {@link settleFromLookup} decided, with the evidence: every lookup it made, in order, and when "not
+ * found" became (or becomes) believable.
+ */
 export interface LookupSettlement {
   readonly verdict: LookupVerdict;
   readonly observations: readonly LookupObservation[];
@@ -85,11 +96,11 @@ export interface LookupSettlement {
 /**
  * Settles an unknown outcome from the real system, by the one rule (see {@link LookupVerdict}):
  *
- * 1. reads, by the database's clock, whether `tool.lookupLagMs` has passed since `lastAttemptAt`
- *    ({@link readLookupLag}: `lastAttemptAt + lag < now()`), before any lookup, so that every lookup the
- *    verdict rests on was made after that moment;
+ * 1. reads, by the database's clock, whether the tool's commit horizon plus its `lookupLagMs` has passed
+ *    since `lastAttemptAt` ({@link readLookupLag}: `lastAttemptAt + horizon + lag < now()`), before any
+ *    lookup, so that every lookup the verdict rests on was made after that moment;
  * 2. `lookup(key)` through {@link lookupByKey} (bounded by the tool's `timeoutMs`, never throws);
- * 3. on "not found" with the lag passed, sleeps `recheckMs` and looks up once more.
+ * 3. on "not found" with that moment passed, sleeps `recheckMs` and looks up once more.
  *
  * Never throws for the real system's sake (a failed lookup is `lookup-error`); a database error reading the
  * clock does throw. Writes nothing: the caller writes what the verdict means for its row (a step, a
@@ -99,7 +110,7 @@ export interface LookupSettlement {
  * Promise<{ verdict: LookupVerdict; observations: LookupObservation[]; lag: LookupLag }>`.
  */
 export async function settleFromLookup(i: SettleFromLookupInput): Promise<LookupSettlement> {
-  const lag = await readLookupLag(i.db, i.lastAttemptAt, i.tool.lookupLagMs);
+  const lag = await readLookupLag(i.db, i.lastAttemptAt, i.tool);
   const observations = [await lookupByKey(i.tool, i.target, i.log)];
   if (observations[0]!.kind === 'absent' && lag.passed) {
     await sleep(i.recheckMs);

@@ -10,12 +10,15 @@ import {
   createCrashPoints,
   loadToolModule,
   runRole,
+  startTracing,
 } from '@agent-saga/core';
 import { loadCompensatorConfig } from '../config.js';
 import { createCompensatorMetrics } from '../metrics/compensator-metrics.js';
 import { createUnwindQueue } from '../queue/unwind-queue.js';
 import { createCompensatorWorker } from '../worker/compensator-worker.js';
 
+// OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise a no-op (trace ids are stored anyway).
+await startTracing('compensator');
 await runRole({
   name: 'compensator',
   loadConfig: loadCompensatorConfig,

@@ -1,6 +1,8 @@
 import {
   callTool,
   CrashPoint,
+  startTraceSpan,
+  storedTrace,
   type AnyTool,
   type CompensationRow,
   type ToolCallResult,
@@ -8,6 +10,7 @@ import {
 import type { CommandBuilt } from './build-command.js';
 import { unhandled, type CompensationPass, type Ended } from './compensation-pass.js';
 import type { UnwindDeps } from './unwind-deps.js';
+import { forwardTrace } from './forward-trace.js';
 
 /**
  * What an attempt came to: sent under the intent `claimed` (its outcome still to record), or not sent
@@ -54,6 +57,17 @@ export async function attemptCompensation(
         evidence: prev.lookups,
       });
       if (!claimed) return { kind: 'claim-lost' };
+      // The compensation's call is a span of the forward step's trace; the tool sends its traceparent.
+      const span = startTraceSpan(
+        `saga.compensate ${prev.tool.name}`,
+        storedTrace(forwardTrace(pass)),
+        'client',
+        {
+          'saga.run_id': comp.run_id,
+          'saga.step_idx': comp.step_idx,
+          'saga.tool': prev.tool.name,
+        },
+      );
       const call = await callTool(
         prev.tool,
         prev.args,
@@ -64,10 +78,12 @@ export async function attemptCompensation(
           tenantId: comp.tenant_id,
           attempt: claimed.attempts,
           logger: log,
+          traceparent: span.traceparent,
           ...(unwindReason !== null ? { unwindReason } : {}),
         },
         d.shutdownSignal,
       );
+      span.end(call.ok ? undefined : call.error);
       d.crash(CrashPoint.COMPENSATION_AFTER_TOOL_BEFORE_RECORD);
       d.metrics?.latency.observe({ tool: prev.tool.name, ok: String(call.ok) }, call.durationMs / 1000);
       return { kind: 'called', claimed, tool: prev.tool, call };

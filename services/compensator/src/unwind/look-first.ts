@@ -20,6 +20,7 @@ import {
 import type { ToolFound } from './find-tool.js';
 import { giveUpOrRecheck } from './give-up-or-recheck.js';
 import type { UnwindDeps } from './unwind-deps.js';
+import { forwardTrace } from './forward-trace.js';
 
 /**
  * The lookup found nothing that settles the compensation: absent, or (before any attempt that may have
@@ -65,7 +66,12 @@ export async function lookFirst(
 
 async function lookUp(d: UnwindDeps, pass: CompensationPass, go: GoingOn): Promise<LookedFirst> {
   const { comp, log } = pass;
-  const target = { ...comp, idempotency_key: go.key, args: argsForLookup(comp.args, pass.steps) };
+  const target = {
+    ...comp,
+    ...forwardTrace(pass),
+    idempotency_key: go.key,
+    args: argsForLookup(comp.args, pass.steps),
+  };
   const sentAt = comp.last_attempt_at ?? comp.updated_at;
   const looked: Looked =
     comp.status === CompensationStatus.UNKNOWN

@@ -1,6 +1,7 @@
 import {
   classifyToolError,
   CompensationStatus,
+  errorForLog,
   StepStatus,
   type AnyTool,
   type CompensationRow,
@@ -106,7 +107,11 @@ export async function recordAttemptOutcome(
   const judged = judgeAttempt(d.config, claimed, tool, call);
   if (!call.ok)
     log.warn(
-      { err: call.error, outcome: judged.record.outcome.to, attempt: claimed.attempts },
+      {
+        err: errorForLog(call.error, tool, claimed.args),
+        outcome: judged.record.outcome.to,
+        attempt: claimed.attempts,
+      },
       'compensation attempt did not confirm',
     );
   const moved = await d.groups.outcome.submit(judged.record);

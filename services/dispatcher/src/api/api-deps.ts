@@ -8,6 +8,7 @@ import type {
   ToolRegistry,
 } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
+import type { InlineExecutor } from '../executor/inline-executor.js';
 
 /** What the API is built from, passed explicitly (no module state, nothing read from the environment). */
 export interface ApiDeps {
@@ -22,5 +23,10 @@ export interface ApiDeps {
   /** The execute queue, for the fast path and the readiness check. */
   readonly queue: Queue<ExecuteJob>;
   readonly config: Readonly<DispatcherConfig>;
+  /**
+   * With SAGA_EXECUTE_INLINE, the API's own executor: a step this process commits runs here first, and goes
+   * to the queue only when it is full (see `inline-executor.ts`).
+   */
+  readonly inline?: InlineExecutor;
   readonly logger: Logger;
 }

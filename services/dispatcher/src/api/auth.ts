@@ -85,14 +85,13 @@ export function principalOf(req: FastifyRequest): Principal {
 /**
  * The principal of a request that only an operator may make: every route of the review queues
  * (`/v1/approvals`, `/v1/cases`, `/v1/corrections`), reads included, since they carry evidence, customer
- * addresses and messages of the whole tenant. An agent token is refused with 403 FORBIDDEN; an agent reads
- * its own run's approvals through the run view (`GET /v1/runs/{id}`).
+ * addresses and messages of the whole tenant, and the tenant's policy floor (`/v1/policy`), which exists to
+ * bind agents. An agent token is refused with 403 FORBIDDEN, the message naming `what` it may not do; an
+ * agent reads its own run's approvals through the run view (`GET /v1/runs/{id}`).
  */
-export function operatorOf(req: FastifyRequest): Principal {
+export function operatorOf(req: FastifyRequest, what = 'read or decide the review queues'): Principal {
   const p = principalOf(req);
   if (p.role !== TokenRole.OPERATOR)
-    throw new ForbiddenError(
-      `this needs an operator token; an ${p.role} token may not read or decide the review queues`,
-    );
+    throw new ForbiddenError(`this needs an operator token; an ${p.role} token may not ${what}`);
   return p;
 }

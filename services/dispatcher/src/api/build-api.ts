@@ -25,6 +25,7 @@ import { correctionRoutes } from './routes/corrections.js';
 import { pivotRoutes } from './routes/pivot.js';
 import { definitionRoutes } from './routes/definitions.js';
 import { toolRoutes } from './routes/tools.js';
+import { tenantPolicyRoutes } from './routes/tenant-policy.js';
 import { createDeliveryGroup } from './delivery-group.js';
 import { createIntakeGroup } from './grouped-intake.js';
 import { createSettleWaiter, type SettleWaiter } from './settle-waiter.js';
@@ -129,6 +130,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       await v1.register(correctionRoutes, { deps });
       await v1.register(definitionRoutes, { deps });
       await v1.register(toolRoutes, { deps });
+      await v1.register(tenantPolicyRoutes, { deps });
       await v1.register(callRoutes, { ctx: { ...deps, waiter, metrics, deliveries, intakes } });
     },
     { prefix: '/v1' },

@@ -1,9 +1,12 @@
 import {
-  getRun,
+  assertRunInScope,
+  getRunFor,
   parseCallArgs,
+  parseTraceparent,
   requireDefinition,
   requireToolInDefinition,
   SETTLED_STEP_STATUSES,
+  startTraceSpan,
   ToolClass,
   type ExecuteDispatch,
   type Logger,
@@ -38,9 +41,11 @@ export interface CallContext extends ApiDeps {
 
 /**
  * POST /v1/runs/{runId}/calls, from a validated body to the answer:
- * 1. the tool and its arguments are checked (400s; nothing written);
+ * 1. the tool and its arguments are checked (400s; nothing written); a run outside an own-runs token's
+ *    scope is 404 like an absent one, read before anything is written (`getRunFor`, `assertRunInScope`);
  * 2. a pure tool runs at once, no row;
- * 3. otherwise, for a call that names a new step, the grouped intake (see `groupedIntake`), and for
+ * 3. otherwise, in the intake's span (a child of the caller's `traceparent`, whose context a new step is
+ *    stored and dispatched with), for a call that names a new step, the grouped intake (see `groupedIntake`), and for
  *    anything it cannot decide alone the intake transaction (see `callIntake`), then, for a retry of an
  *    unsettled step, the inline lookup (see `resolveByLookup`);
  * 4. the step's key is watched, the fast path publishes what this call committed, and the answer waits up to
@@ -54,11 +59,12 @@ export async function handleCall(
   runId: string,
   body: CallBody,
   log: Logger,
+  traceparent?: unknown,
 ): Promise<CallAnswer> {
   const tool = ctx.registry.require(body.tool);
   const args = parseCallArgs(tool, body.args);
   if (tool.class === ToolClass.PURE) {
-    const run = await getRun(ctx.db, principal.tenantId, runId);
+    const run = await getRunFor(ctx.db, principal, runId);
     // A bound run reads only what its definition allows, too (a pure call leaves no row to refuse later).
     if (run.definition_name !== null) requireToolInDefinition(requireDefinition(ctx.definitions, run), tool);
     const answer = await runPureTool({
@@ -73,7 +79,14 @@ export async function handleCall(
     return answer;
   }
 
+  // Before the intake: another token's run never gets a row, an event or an outbox message from this call.
+  await assertRunInScope(ctx.db, principal, runId);
   const intakeStartedAt = performance.now();
+  // The intake's span, a child of the caller's traceparent (absent or invalid: a new trace, never a 400).
+  const span = startTraceSpan('saga.intake', parseTraceparent(traceparent), 'server', {
+    'saga.run_id': runId,
+    'saga.tool': tool.name,
+  });
   const request: IntakeRequest = {
     tenantId: principal.tenantId,
     runId,
@@ -82,6 +95,7 @@ export async function handleCall(
     stepIdx: body.stepIdx,
     dependsOn: body.dependsOn,
     decision: body.decision,
+    trace: span.context,
     registry: ctx.registry,
     definitions: ctx.definitions,
     schema: ctx.schema,
@@ -92,9 +106,16 @@ export async function handleCall(
     maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
     maxStepsPerRun: ctx.config.SAGA_MAX_STEPS_PER_RUN,
   };
-  const intake =
-    (await groupedIntake(ctx.intakes, request)) ??
-    (await ctx.db.transaction().execute((trx) => callIntake(trx, request)));
+  let intake;
+  try {
+    intake =
+      (await groupedIntake(ctx.intakes, request)) ??
+      (await ctx.db.transaction().execute((trx) => callIntake(trx, request)));
+  } catch (err) {
+    span.end(err);
+    throw err;
+  }
+  span.end();
   const committedAt = performance.now();
   if (intake.kind === 'refused') throw intake.error;
   const { step, replayed, dispatch, delivered } =
@@ -136,12 +157,14 @@ export async function handleCall(
 }
 
 /**
- * Publishes (fast path) and waits for the step, watching its key first so no NOTIFY is missed.
+ * Publishes (fast path), or runs the step here (`ctx.inline`), and waits for the step, watching its key
+ * first so no NOTIFY is missed.
  *
  * The step is read again after the watch opens, unless nothing but this call can have moved it since the
  * intake read it: with the fast path, a step this call just dispatched reaches an executor only through
- * the publish below (the relay leaves outbox rows younger than RELAY_GRACE_MS to the API; half of it is
- * the margin for the two clocks), so until then it is still the INTENDED row the intake wrote.
+ * the publish (or the inline run) below (the relay leaves outbox rows younger than RELAY_GRACE_MS to the
+ * API; half of it is the margin for the two clocks), so until then it is still the INTENDED row the intake
+ * wrote.
  */
 async function settle(
   ctx: CallContext,
@@ -158,7 +181,7 @@ async function settle(
     ctx.config.SAGA_FAST_PATH &&
     performance.now() - intakeStartedAt < ctx.config.RELAY_GRACE_MS / 2;
   try {
-    if (dispatch && ctx.config.SAGA_FAST_PATH)
+    if (dispatch && ctx.config.SAGA_FAST_PATH && !ctx.inline?.execute(dispatch))
       await publishFast(ctx.queue, dispatch, log, ctx.config.FAST_PATH_PUBLISH_TIMEOUT_MS);
     return await awaitSettle(
       ctx.deliveries,

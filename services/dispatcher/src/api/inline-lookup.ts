@@ -43,9 +43,9 @@ export interface LookupOutcome {
  * The inline form of the reconciler, for a retry of an UNKNOWN or lease-expired INTENDED step: ask the
  * tool's `lookup` for the step's key.
  * - Found: the step is CONFIRMED with what the real system holds; nothing is executed again.
- * - Not found: believed only when the step's last attempt was sent more than the tool's `lookupLagMs` ago
- *   (by the database's clock) and a second lookup after `recheckMs` agrees (core's one rule,
- *   `settleFromLookup`); then the step is NOT_EXECUTED and re-dispatched with the same key and its stored
+ * - Not found: believed only when the step's last attempt was sent more than the tool's commit horizon
+ *   plus its `lookupLagMs` ago (by the database's clock) and a second lookup after `recheckMs` agrees
+ *   (core's one rule, `settleFromLookup`); then the step is NOT_EXECUTED and re-dispatched with the same key and its stored
  *   arguments. Otherwise (too early, or the lookup failed) it stays, or becomes, UNKNOWN and the caller is
  *   told so.
  *
@@ -76,7 +76,7 @@ function unseenReason(
   v: Extract<LookupSettlement['verdict'], { kind: 'too-early' | 'lookup-error' }>,
 ): string {
   return v.kind === 'too-early'
-    ? `not found within lookupLagMs (${req.tool.lookupLagMs} ms) of the last attempt`
+    ? `not found before ${v.believableAt.toISOString()} (the commit horizon and lookupLagMs after the last attempt)`
     : `lookup failed: ${v.error.message}`;
 }
 

@@ -1,5 +1,8 @@
 import {
-  redactArgs,
+  redactCorrectionCommand,
+  redactStep,
+  stepRedaction,
+  traceIdHex,
   type ApprovalRow,
   type CallDecision,
   type CaseRow,
@@ -9,19 +12,23 @@ import {
   type StepEventRow,
   type StepRow,
   type ToolRegistry,
+  type Viewer,
 } from '@agent-saga/core';
 import { presentApproval, presentCase, presentCorrection } from './present-review.js';
-import type { EventView, RunView, StepView } from './schemas.js';
+import type { CaseView, EventView, RunView, StepView } from './schemas.js';
 
 /**
- * Rows of the saga log as camelCase JSON. Arguments that a tool declares secret are redacted here too: the
- * log keeps what executes, an HTTP answer never echoes a credential back.
+ * Rows of the saga log as camelCase JSON, redacted for `viewer` by core's rule (`redactStep`): secret
+ * arguments for everyone (the log keeps what executes, an HTTP answer never echoes a credential back), and
+ * personal data for agent tokens, in the arguments, the result, the error and the compensation.
  */
 export function presentStep(
-  step: StepRow,
+  row: StepRow,
   registry: ToolRegistry,
+  viewer: Viewer,
   decision: CallDecision | null = null,
 ): StepView {
+  const step = redactStep(row, registry, viewer);
   return {
     stepIdx: step.step_idx,
     tool: step.tool,
@@ -29,7 +36,7 @@ export function presentStep(
     toolVersion: step.tool_version,
     status: step.status,
     idempotencyKey: step.idempotency_key,
-    args: redact(registry, step.tool, step.args),
+    args: step.args,
     externalRef: step.external_ref,
     result: step.result,
     error: step.error,
@@ -42,6 +49,7 @@ export function presentStep(
     updatedAt: step.updated_at.toISOString(),
     stepId: step.step_id,
     decision,
+    traceId: traceIdHex(row.trace_id),
   };
 }
 
@@ -54,10 +62,16 @@ export function presentRun(
     readonly corrections: readonly CorrectionRow[];
     readonly cases: readonly CaseRow[];
   },
-  definitions?: SagaRegistry,
+  definitions: SagaRegistry | undefined,
   /** The model's latest decision behind each step (`readStepDecisions`); none when absent. */
-  decisions?: ReadonlyMap<number, CallDecision>,
+  decisions: ReadonlyMap<number, CallDecision> | undefined,
+  /** Who reads: personal data is shown to operators only (see core's `redact-personal.ts`). */
+  viewer: Viewer,
 ): RunView {
+  const redactionAt = (stepIdx: number | null) => {
+    const s = stepIdx === null ? undefined : steps.find((x) => x.step_idx === stepIdx);
+    return s ? stepRedaction(registry, s, viewer) : undefined;
+  };
   return {
     runId: run.run_id,
     status: run.status,
@@ -66,25 +80,37 @@ export function presentRun(
     metadata: run.metadata,
     createdAt: run.created_at.toISOString(),
     updatedAt: run.updated_at.toISOString(),
-    steps: steps.map((s) => presentStep(s, registry, decisions?.get(s.step_idx) ?? null)),
+    steps: steps.map((s) => presentStep(s, registry, viewer, decisions?.get(s.step_idx) ?? null)),
     policy: run.policy,
-    ...presentBinding(run, registry, definitions),
+    ...presentBinding(run, registry, definitions, viewer),
     pivotIdx: run.pivot_idx,
     irreversibleBeforePivot: run.irreversible_before_pivot,
-    approvals: review.approvals.map((a) => presentApproval(a, steps, registry)),
-    corrections: review.corrections.map((c) => presentCorrection(c, steps)),
-    cases: review.cases.map((c) => presentCase(c, steps)),
+    approvals: review.approvals.map((a) => presentApproval(a, steps, registry, viewer)),
+    // A correction is a message to a person (its recipient and variables are personal); a case's evidence
+    // may quote the step's values (a lookup's answer, an error): both redacted like the step itself.
+    corrections: review.corrections.map((c) => {
+      const view = presentCorrection(c, steps);
+      const r = redactionAt(c.step_idx);
+      const command = r ? (r.text(view.command) as typeof view.command) : view.command;
+      return { ...view, command: redactCorrectionCommand(command, viewer) };
+    }),
+    cases: review.cases.map((c) => {
+      const view = presentCase(c, steps);
+      const r = redactionAt(c.step_idx);
+      return r ? { ...view, evidence: r.text(view.evidence) as CaseView['evidence'] } : view;
+    }),
   };
 }
 
 /**
  * What a run is bound to (migration 0013): its definition, goal, actor, plan and hash, budget; nulls and
- * `{}` for an unbound run. A planned entry's secret arguments are redacted with its step's tool.
+ * `{}` for an unbound run. A planned entry's arguments are redacted for `viewer` with its step's tool.
  */
 function presentBinding(
   run: RunRow,
   registry: ToolRegistry,
   definitions: SagaRegistry | undefined,
+  viewer: Viewer,
 ): Pick<RunView, 'definition' | 'goal' | 'actor' | 'plan' | 'planHash' | 'budget'> {
   const definition =
     run.definition_name === null || run.definition_version === null
@@ -100,23 +126,36 @@ function presentBinding(
       run.plan?.map((e) => {
         const tool = toolOf(e.step);
         // A step this process cannot name a tool for: its secret paths are unknown, so nothing is shown.
-        return { step: e.step, args: tool ? redact(registry, tool, e.args) : '[REDACTED]' };
+        return {
+          step: e.step,
+          args: tool ? stepRedaction(registry, { tool, args: e.args }, viewer).args(e.args) : '[REDACTED]',
+        };
       }) ?? null,
     planHash: run.plan_hash,
     budget: run.budget,
   };
 }
 
-/** An event; `detail.args` (intake and retry events) is redacted with the step's tool. */
+/**
+ * An event, redacted for `viewer` with its step: `detail.args` (intake and retry events) by the tool's
+ * argument paths, `detail.result` by its result paths, and every value of the step's that the detail
+ * quotes elsewhere (a lookup's evidence, an error) wherever it appears.
+ */
 export function presentEvent(
   e: StepEventRow,
-  toolOf: (stepIdx: number) => string | undefined,
+  stepOf: (stepIdx: number) => EventStep | undefined,
   registry: ToolRegistry,
+  viewer: Viewer,
 ): EventView {
-  const tool = e.step_idx === null ? undefined : toolOf(e.step_idx);
+  const step = e.step_idx === null ? undefined : stepOf(e.step_idx);
+  const r = step ? stepRedaction(registry, step, viewer) : undefined;
   const detail =
-    e.detail && tool && 'args' in e.detail
-      ? { ...e.detail, args: redact(registry, tool, e.detail.args) }
+    e.detail && r
+      ? (r.text({
+          ...e.detail,
+          ...('args' in e.detail ? { args: r.args(e.detail.args) } : {}),
+          ...('result' in e.detail ? { result: r.result(e.detail.result) } : {}),
+        }) as typeof e.detail)
       : e.detail;
   return {
     id: String(e.id),
@@ -131,7 +170,9 @@ export function presentEvent(
   };
 }
 
-function redact(registry: ToolRegistry, toolName: string, args: unknown): unknown {
-  const tool = registry.get(toolName);
-  return tool ? redactArgs(tool, args) : args;
+/** What an event is redacted with: its step's tool and stored data (`readStepTools`). */
+export interface EventStep {
+  readonly tool: string;
+  readonly args: unknown;
+  readonly result: unknown;
 }

@@ -74,20 +74,23 @@ export async function readEventsPage(
   return cut(rows, page.limit, (r) => String(r.id));
 }
 
-/** The tool of each of the run's steps at `indices` (an event names its step by index only). */
+/**
+ * The tool, arguments and result of each of the run's steps at `indices` (an event names its step by index
+ * only): what its events are redacted with, by the tool's declared paths and the values found there.
+ */
 export async function readStepTools(
   db: SagaDb,
   runId: string,
   indices: readonly number[],
-): Promise<ReadonlyMap<number, string>> {
+): Promise<ReadonlyMap<number, { readonly tool: string; readonly args: unknown; readonly result: unknown }>> {
   if (indices.length === 0) return new Map();
   const rows = await db
     .selectFrom('saga_log')
-    .select(['step_idx', 'tool'])
+    .select(['step_idx', 'tool', 'args', 'result'])
     .where('run_id', '=', runId)
     .where('step_idx', 'in', [...indices])
     .execute();
-  return new Map(rows.map((r) => [r.step_idx, r.tool]));
+  return new Map(rows.map((r) => [r.step_idx, { tool: r.tool, args: r.args, result: r.result }]));
 }
 
 function cut<Row, Cursor>(rows: Row[], limit: number, keyOf: (row: Row) => Cursor): Page<Row, Cursor> {

@@ -9,8 +9,10 @@ import {
   CorrectionStatus,
   Decision,
   ReviewStatus,
+  policyFloorSchema,
   RUN_ID,
   runBudgetSchema,
+  sagaBudgetSchema,
   RunStatus,
   sagaPolicySchema,
   StepEventKind,
@@ -174,6 +176,13 @@ export const stepView = z.object({
     .describe(
       "The model's decision behind the step's latest call (intake or retry); null when none was sent",
     ),
+  traceId: z
+    .string()
+    .nullable()
+    .describe(
+      "The step's W3C trace id (32 hex): the trace of its intake, executor call, lookups and compensation; " +
+        'null for a step written before tracing',
+    ),
 });
 export type StepView = z.infer<typeof stepView>;
 
@@ -187,6 +196,12 @@ export const proposedStepView = z.object({
   status: z.enum(valuesOf(StepStatus)),
 });
 
+/** The deciding token's stable id (`tok_…`) beside its label; null before migration 0017 or without a token. */
+const deciderTokenId = z
+  .string()
+  .nullable()
+  .describe("The id of the token that decided (`tok_…`), beside `decidedBy`/`resolvedBy`, the token's label");
+
 export const approvalView = z.object({
   id: z.string(),
   runId: z.string(),
@@ -198,6 +213,7 @@ export const approvalView = z.object({
   steps: z.array(proposedStepView),
   evidence: z.record(z.string(), z.unknown()),
   decidedBy: z.string().nullable(),
+  decidedByTokenId: deciderTokenId,
   decidedAt: z.string().nullable(),
   comment: z.string().nullable(),
   createdAt: z.string(),
@@ -213,6 +229,7 @@ export const caseView = z.object({
   evidence: z.record(z.string(), z.unknown()),
   status: z.enum(valuesOf(ReviewStatus)),
   resolvedBy: z.string().nullable(),
+  resolvedByTokenId: deciderTokenId,
   resolvedAt: z.string().nullable(),
   resolution: z.record(z.string(), z.unknown()).nullable(),
   createdAt: z.string(),
@@ -231,6 +248,7 @@ export const correctionView = z.object({
   idempotencyKey: z.string().nullable(),
   externalRef: z.string().nullable(),
   decidedBy: z.string().nullable(),
+  decidedByTokenId: deciderTokenId,
   decidedAt: z.string().nullable(),
   comment: z.string().nullable(),
   createdAt: z.string(),
@@ -516,3 +534,33 @@ export const toolView = z.object({
 export type ToolView = z.infer<typeof toolView>;
 
 export const toolList = z.object({ tools: z.array(toolView) });
+
+// --- the tenant's policy floor (operator only) ---
+
+/**
+ * The body of `PUT /v1/policy`: core's floor schema (each part optional, unknown fields refused, named) and
+ * the version read, for a compare-and-set.
+ */
+export const policyFloorBody = policyFloorSchema
+  .extend({
+    ifVersion: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'The version read (GET /v1/policy): the change applies only if the floor is still at it (0: only ' +
+          'if none is set yet), else 409 POLICY_VERSION_MISMATCH. Absent: last writer wins',
+      ),
+  })
+  .strict();
+
+export const policyFloorView = z.object({
+  policy: sagaPolicySchema.describe("The floor of every new run's policy; `{}`: none"),
+  budget: sagaBudgetSchema.describe("Ceilings of every new run's budget; `{}`: none"),
+  version: z.number().int().describe('0: never set; then 1, +1 on every change'),
+  updatedAt: z.string().nullable(),
+  updatedBy: z.string().nullable().describe('The label of the operator token that set it last'),
+  updatedByTokenId: z.string().nullable().describe('The id of that token (`tok_…`)'),
+});
+export type PolicyFloorView = z.infer<typeof policyFloorView>;

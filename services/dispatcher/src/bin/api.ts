@@ -6,11 +6,22 @@
  * orchestrators probe it there); its metrics answer on their own listener, `METRICS_HOST:METRICS_PORT`
  * (127.0.0.1 by default, behind METRICS_TOKEN when set), like every worker role's, never on the API's port.
  */
-import { bullmqProducerConnection, loadToolModule, runRole } from '@agent-saga/core';
+import { Registry } from 'prom-client';
+import {
+  bullmqProducerConnection,
+  createCrashPoints,
+  loadToolModule,
+  runRole,
+  startTracing,
+} from '@agent-saga/core';
 import { buildApi } from '../api/build-api.js';
 import { loadDispatcherConfig } from '../config.js';
+import { createInlineExecutor } from '../executor/inline-executor.js';
+import { registerExecutionMetrics } from '../metrics/worker-metrics.js';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 
+// OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise a no-op (trace ids are stored anyway).
+await startTracing('api');
 await runRole({
   name: 'api',
   loadConfig: loadDispatcherConfig,
@@ -23,8 +34,24 @@ await runRole({
       config.SAGA_QUEUE_PREFIX,
     );
     queue.on('error', (err) => logger.warn({ err }, 'redis error on the execute queue; reconnecting'));
+    // SAGA_EXECUTE_INLINE: first attempts run here, as an executor runs them (crash points included),
+    // counted as an executor counts them, on this listener beside the API's series.
+    const inlineRegistry = new Registry();
+    const inline = config.SAGA_EXECUTE_INLINE
+      ? createInlineExecutor({
+          db,
+          registry,
+          config,
+          concurrency: config.EXECUTOR_CONCURRENCY,
+          crash: createCrashPoints(config.SAGA_CRASH_POINTS),
+          logger,
+          metrics: registerExecutionMetrics(inlineRegistry),
+          invariants: { definitions, lookups, logger },
+        })
+      : undefined;
     const { app, metrics } = await buildApi({
       db,
+      inline,
       schema: config.SAGA_DB_SCHEMA,
       registry,
       definitions,
@@ -35,15 +62,25 @@ await runRole({
     });
     await app.listen({ host: config.HOST, port: config.PORT });
     return {
-      stopWork: () => app.close(),
+      // Answers first (waiting calls get 202 at once), then the steps running here finish and record; after
+      // EXECUTOR_DRAIN_MS they are aborted and record UNKNOWN, as an executor's are.
+      stopWork: async () => {
+        await app.close();
+        await inline?.close(config.EXECUTOR_DRAIN_MS);
+      },
+      hurry: () => inline?.abortRunning(),
       // The producer connection again: with no offline queue, a Redis that is down fails the probe at once.
-      metrics: { registry: metrics.registry, redis: () => queue.count() },
+      metrics: {
+        registry: inline ? Registry.merge([metrics.registry, inlineRegistry]) : metrics.registry,
+        redis: () => queue.count(),
+      },
       connections: [{ what: 'the execute queue', close: () => queue.close() }],
       startedLog: {
         tools: registry.list().map((t) => t.name),
         definitions: definitions.list().map((d) => `${d.name}@${d.version}`),
         schema: config.SAGA_DB_SCHEMA,
         fastPath: config.SAGA_FAST_PATH,
+        executeInline: config.SAGA_EXECUTE_INLINE,
       },
     };
   },

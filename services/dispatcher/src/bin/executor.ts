@@ -10,12 +10,15 @@ import {
   createCrashPoints,
   loadToolModule,
   runRole,
+  startTracing,
 } from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
 import { createExecutorWorker } from '../executor/executor-worker.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 
+// OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise a no-op (trace ids are stored anyway).
+await startTracing('executor');
 await runRole({
   name: 'executor',
   loadConfig: loadDispatcherConfig,

@@ -2,12 +2,15 @@
  * Entry point of an outbox relay process: `node <ROLE_NODE_FLAGS> services/dispatcher/dist/bin/relay.js` (after `pnpm build`; from source, `node --import tsx services/dispatcher/src/bin/relay.ts`).
  * Any number may run at once. SIGTERM stops claiming and lets the batch under way publish and mark.
  */
-import { bullmqProducerConnection, createCrashPoints, runRole } from '@agent-saga/core';
+import { bullmqProducerConnection, createCrashPoints, runRole, startTracing } from '@agent-saga/core';
 import { loadDispatcherConfig } from '../config.js';
+import { registerExecuteQueueGauges } from '../metrics/execute-queue-gauges.js';
 import { createWorkerMetrics } from '../metrics/worker-metrics.js';
 import { createExecuteQueue } from '../queue/execute-queue.js';
 import { createOutboxRelay } from '../relay/outbox-relay.js';
 
+// OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise a no-op (trace ids are stored anyway).
+await startTracing('relay');
 await runRole({
   name: 'relay',
   loadConfig: loadDispatcherConfig,
@@ -24,6 +27,8 @@ await runRole({
       'relay',
       config.SAGA_LOG_GAUGES ? { db, cacheMs: config.SAGA_LOG_GAUGES_CACHE_MS, logger } : undefined,
     );
+    // The executors' autoscaling signal (saga_execute_jobs_waiting): why the relay owns it, in that file.
+    registerExecuteQueueGauges(metrics.registry, queue, logger);
     const relay = createOutboxRelay({
       db,
       queue,

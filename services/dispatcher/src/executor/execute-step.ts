@@ -8,12 +8,16 @@ import {
   type ClaimResult,
   classifyToolError,
   CrashPoint,
+  errorForLog,
   ErrorCode,
   DEFAULT_TOOL_TIMEOUT_MS,
   InvalidArgsError,
   parseArgs,
+  parseTraceparent,
   recordOutcome,
+  startTraceSpan,
   StepStatus,
+  storedTrace,
   type AnyTool,
   type ExecuteJob,
   type InvariantChecker,
@@ -23,10 +27,11 @@ import {
   type SagaDb,
   type StepOutcome,
   type StepRow,
+  type TraceContext,
   type ToolRegistry,
 } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
-import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import type { ExecutionMetrics } from '../metrics/worker-metrics.js';
 import { ClaimFailedError } from './claim-failed-error.js';
 import type { ExecutorGroups } from './executor-groups.js';
 
@@ -38,7 +43,7 @@ export interface ExecuteStepDeps {
   readonly workerId: string;
   readonly crash: (point: CrashPoint) => void;
   readonly logger: Logger;
-  readonly metrics?: WorkerMetrics;
+  readonly metrics?: ExecutionMetrics;
   /**
    * Checks a bound run's invariant when its last commit step settles, so the pivot's end need not wait for
    * the reconciler's sweep (absent: the run waits `verifying` for the sweep).
@@ -145,7 +150,10 @@ export async function executeStep(
   }
   switch (claim.kind) {
     case 'claimed':
-      return { kind: 'executed', ...(await runClaimed(d, d.registry.get(claim.row.tool), claim.row)) };
+      return {
+        kind: 'executed',
+        ...(await runClaimed(d, d.registry.get(claim.row.tool), claim.row, jobTrace(job, claim.row))),
+      };
     case 'lease-expired':
       d.logger.warn(
         { runId: claim.row.run_id, stepIdx: claim.row.step_idx, key: job.key },
@@ -171,10 +179,19 @@ export async function executeStep(
   }
 }
 
+/**
+ * The parent of the executor's span: the job's `traceparent` (the span that dispatched it), else the step's
+ * stored context (a job written before migration 0019 carries none), else none (a new trace).
+ */
+function jobTrace(job: ExecuteJob, row: StepRow): TraceContext | null {
+  return parseTraceparent(job.traceparent) ?? storedTrace(row);
+}
+
 async function runClaimed(
   d: ExecuteStepDeps,
   tool: AnyTool | undefined,
   row: StepRow,
+  parent: TraceContext | null,
 ): Promise<{ outcome: StepOutcome['status']; recorded: RecordOutcomeResult }> {
   const logger = d.logger.child({ runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key });
   d.crash(CrashPoint.AFTER_CLAIM_BEFORE_TOOL);
@@ -184,6 +201,13 @@ async function runClaimed(
   if ('outcome' in prepared) {
     outcome = prepared.outcome;
   } else {
+    // The span of the call (a child of the dispatching span): its traceparent is what the tool sends.
+    const span = startTraceSpan(`saga.execute ${row.tool}`, parent, 'client', {
+      'saga.run_id': row.run_id,
+      'saga.step_idx': row.step_idx,
+      'saga.tool': row.tool,
+      'saga.attempt': row.attempts,
+    });
     const call = await callTool(
       prepared.tool,
       prepared.args,
@@ -194,9 +218,11 @@ async function runClaimed(
         tenantId: row.tenant_id,
         attempt: row.attempts,
         logger,
+        traceparent: span.traceparent,
       },
       d.shutdownSignal,
     );
+    span.end(call.ok ? undefined : call.error);
     d.crash(CrashPoint.AFTER_TOOL_BEFORE_RECORD);
     outcome = call.ok
       ? { status: StepStatus.CONFIRMED, effect: call.effect }
@@ -206,7 +232,10 @@ async function runClaimed(
       call.durationMs / 1000,
     );
     if (!call.ok)
-      logger.warn({ err: call.error, outcome: outcome.status }, 'tool call did not return an effect');
+      logger.warn(
+        { err: errorForLog(call.error, prepared.tool, prepared.args), outcome: outcome.status },
+        'tool call did not return an effect',
+      );
   }
 
   const input = {
@@ -245,7 +274,7 @@ async function runClaimed(
  * reported several effects under the key.
  */
 function observeSettled(
-  m: WorkerMetrics,
+  m: ExecutionMetrics,
   claimed: StepRow,
   outcome: StepOutcome,
   recorded: RecordOutcomeResult,

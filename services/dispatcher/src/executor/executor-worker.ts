@@ -1,19 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import {
-  closeWorkerWithin,
-  createRunningWork,
-  executeJobSchema,
-  OutcomeUnknownError,
-  type ExecuteJob,
-} from '@agent-saga/core';
+import { closeWorkerWithin, executeJobSchema, type ExecuteJob } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 import { EXECUTE_QUEUE } from '../queue/execute-queue.js';
 import { ClaimFailedError } from './claim-failed-error.js';
-import { executeStep, leasePlan, type ExecuteStepDeps, type ExecuteStepResult } from './execute-step.js';
-import { createExecutorGroups } from './executor-groups.js';
+import { executeStep, type ExecuteStepDeps, type ExecuteStepResult } from './execute-step.js';
+import { createStepRunner } from './step-runner.js';
 
 /**
  * Slack added to a live lease before a redelivered job looks again: the lease is stamped by the
@@ -62,11 +53,6 @@ export type ExecutorWorkerDeps = Omit<ExecuteStepDeps, 'workerId' | 'shutdownSig
   readonly connection: ConnectionOptions;
 };
 
-/** A lease owner id: unique per process and start, readable in the log. */
-export function newWorkerId(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-}
-
 /**
  * The executor pool of one process: a BullMQ worker on {@link EXECUTE_QUEUE} with EXECUTOR_CONCURRENCY
  * jobs at once. Each job runs {@link executeStep}; the claims and the outcome records of concurrent jobs are
@@ -81,21 +67,10 @@ export function newWorkerId(): string {
  * job and is never retried blindly: the step's lease runs out and the reconciler settles it by lookup.
  */
 export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
-  const shutdown = new AbortController();
-  // Every running call listens on it (runUnderDeadline) until it ends: as many as the worker runs at once.
-  setMaxListeners(d.config.EXECUTOR_CONCURRENCY + 1, shutdown.signal);
-  const workerId = newWorkerId();
-  const leases = leasePlan(d);
-  const groups = createExecutorGroups({
-    db: d.db,
-    workerId,
-    schema: d.config.SAGA_DB_SCHEMA,
-    leaseMsByTool: leases.leaseMsByTool,
-    defaultLeaseMs: leases.defaultLeaseMs,
+  const { workerId, deps, running, abortRunning } = createStepRunner(d, {
+    concurrency: d.config.EXECUTOR_CONCURRENCY,
+    role: 'executor',
   });
-  const deps: ExecuteStepDeps = { ...d, workerId, shutdownSignal: shutdown.signal, groups };
-  /** The steps running now (claim, tool call, record): what a drain waits for, unlike BullMQ's Redis part. */
-  const running = createRunningWork();
 
   const processor = async (job: Job<ExecuteJob>, token?: string): Promise<ExecuteStepResult['kind']> => {
     const data = executeJobSchema.safeParse(job.data);
@@ -133,9 +108,6 @@ export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
   });
   worker.on('failed', (job, err) => d.logger.error({ err, jobId: job?.id }, 'execute job failed'));
   worker.on('error', (err) => d.logger.error({ err }, 'executor worker error'));
-
-  const abortRunning = (): void =>
-    shutdown.abort(new OutcomeUnknownError('executor shut down while the call was running'));
 
   return {
     worker,

@@ -11,8 +11,19 @@ import {
  * Prometheus metrics of the relay and executor processes, on a registry of their own (the API keeps its
  * own in `api-metrics.ts`), so a process exposes exactly the series of its role.
  */
-export interface WorkerMetrics {
+export interface WorkerMetrics extends ExecutionMetrics {
   readonly registry: Registry;
+  /** Outbox rows the relay published to BullMQ. */
+  readonly relayPublished: Counter;
+  /** Age of the oldest outbox row still unpublished, in seconds (0 when none), as of the last sweep. */
+  readonly outboxLag: Gauge;
+}
+
+/**
+ * What running steps records: an executor's, and the API's when it runs steps itself
+ * (SAGA_EXECUTE_INLINE, on the API's own registry: see `registerExecutionMetrics`).
+ */
+export interface ExecutionMetrics {
   /** Executions by tool and outcome (`confirmed`, `failed`, `unknown`, `lease_expired`, `duplicate`…). */
   readonly executions: Counter<'tool' | 'outcome'>;
   /** Time spent inside `tool.execute`, by tool and outcome. */
@@ -23,10 +34,6 @@ export interface WorkerMetrics {
   readonly attemptsPerEffect: Histogram<'tool'>;
   /** Calls whose effect reported more than one effect under one key, by tool. */
   readonly duplicateEffects: Counter<'tool'>;
-  /** Outbox rows the relay published to BullMQ. */
-  readonly relayPublished: Counter;
-  /** Age of the oldest outbox row still unpublished, in seconds (0 when none), as of the last sweep. */
-  readonly outboxLag: Gauge;
 }
 
 /** When set, this process also exports the saga-log gauges (SAGA_LOG_GAUGES; off by default here). */
@@ -50,6 +57,23 @@ export function createWorkerMetrics(
   );
   return {
     registry,
+    ...registerExecutionMetrics(registry),
+    relayPublished: new Counter({
+      name: 'saga_relay_published_total',
+      help: 'Outbox rows published to BullMQ by the relay',
+      registers: [registry],
+    }),
+    outboxLag: new Gauge({
+      name: 'saga_outbox_lag_seconds',
+      help: 'Age of the oldest unpublished outbox row at the last relay sweep',
+      registers: [registry],
+    }),
+  };
+}
+
+/** The {@link ExecutionMetrics} on `registry`. */
+export function registerExecutionMetrics(registry: Registry): ExecutionMetrics {
+  return {
     executions: new Counter({
       name: 'saga_executions_total',
       help: 'Tool executions by tool and outcome',
@@ -74,15 +98,5 @@ export function createWorkerMetrics(
     }),
     attemptsPerEffect: attemptsPerEffectHistogram(registry),
     duplicateEffects: duplicateEffectCounter(registry),
-    relayPublished: new Counter({
-      name: 'saga_relay_published_total',
-      help: 'Outbox rows published to BullMQ by the relay',
-      registers: [registry],
-    }),
-    outboxLag: new Gauge({
-      name: 'saga_outbox_lag_seconds',
-      help: 'Age of the oldest unpublished outbox row at the last relay sweep',
-      registers: [registry],
-    }),
   };
 }

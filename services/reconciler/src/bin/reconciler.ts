@@ -3,13 +3,22 @@
  * Any number may run against one log; scale by processes and RECONCILER_CONCURRENCY. SIGTERM drains: no new
  * sweep or claim starts, the lookups under way finish and record, then the process exits 0.
  */
-import { bullmqProducerConnection, bullmqWorkerConnection, loadToolModule, runRole } from '@agent-saga/core';
+import {
+  bullmqProducerConnection,
+  bullmqWorkerConnection,
+  loadToolModule,
+  runRole,
+  startTracing,
+} from '@agent-saga/core';
 import { loadReconcilerConfig } from '../config.js';
 import { createReconcilerMetrics } from '../metrics/reconciler-metrics.js';
 import { keepReconcileSchedulers } from '../queue/keep-reconcile-schedulers.js';
 import { createReconcileQueue, upsertReconcileSchedulers } from '../queue/reconcile-queue.js';
+import { pruneOnSchedule } from '../retention/prune-on-schedule.js';
 import { createReconcilerWorker } from '../worker/reconciler-worker.js';
 
+// OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise a no-op (trace ids are stored anyway).
+await startTracing('reconciler');
 await runRole({
   name: 'reconciler',
   loadConfig: loadReconcilerConfig,
@@ -50,8 +59,20 @@ await runRole({
       metrics,
     });
     reconciler.start();
+    // Retention (SAGA_PRUNE_OLDER_THAN set): core's pruneLog every SAGA_PRUNE_INTERVAL_MS.
+    const retention =
+      config.SAGA_PRUNE_OLDER_THAN === undefined
+        ? undefined
+        : pruneOnSchedule({
+            db,
+            logger,
+            olderThanMs: config.SAGA_PRUNE_OLDER_THAN,
+            intervalMs: config.SAGA_PRUNE_INTERVAL_MS,
+            batchSize: config.SAGA_PRUNE_BATCH_SIZE,
+          });
     return {
       async stopWork() {
+        await retention?.stop();
         await schedulers.stop();
         await reconciler.close();
       },
@@ -63,6 +84,10 @@ await runRole({
         sweepMs: config.RECONCILER_SWEEP_MS,
         leaseMs: reconciler.leaseMs,
         tools: registry.list().length,
+        prune:
+          config.SAGA_PRUNE_OLDER_THAN === undefined
+            ? null
+            : { olderThanMs: config.SAGA_PRUNE_OLDER_THAN, intervalMs: config.SAGA_PRUNE_INTERVAL_MS },
       },
     };
   },

@@ -32,11 +32,21 @@ export class FaultInjector {
     this.#rules.length = 0;
   }
 
-  /** Counts the request against every matching rule; returns the rule that hits it, if any. */
-  match(vendor: Vendor, method: string, path: string): FaultRule | undefined {
+  /** Whether some armed rule of `vendor` matches only on content (`contains`): the body must be read. */
+  hasContentRules(vendor: Vendor): boolean {
+    return this.#rules.some((r) => r.rule.vendor === vendor && r.rule.contains !== undefined);
+  }
+
+  /**
+   * Counts the request against every matching rule; returns the rule that hits it, if any. Without `text`
+   * only rules without `contains` are considered (matched as the request arrives); with `text` (the URL
+   * with its query string and the raw body) only rules with `contains` that occur in it.
+   */
+  match(vendor: Vendor, method: string, path: string, text?: string): FaultRule | undefined {
     let hit: FaultRule | undefined;
     for (const { rule, path: pattern } of this.#rules) {
       if (rule.vendor !== vendor) continue;
+      if (text === undefined ? rule.contains !== undefined : !containsIn(rule, text)) continue;
       if (rule.method !== '*' && rule.method !== method.toUpperCase()) continue;
       if (!pattern.test(path)) continue;
       rule.matched += 1;
@@ -48,4 +58,9 @@ export class FaultInjector {
     }
     return hit;
   }
+}
+
+/** Whether a content rule's text occurs in the request's URL and body (false for a rule without one). */
+function containsIn(rule: FaultRule, text: string): boolean {
+  return rule.contains !== undefined && text.includes(rule.contains);
 }

@@ -16,6 +16,12 @@ export const FaultKind = {
   DELAY: 'delay',
   /** Answer `status` with `body` without processing: nothing happened. */
   STATUS: 'status',
+  /**
+   * Process the request and answer it, then process the very same request (method, path, headers, body)
+   * once more, as a transport that resends: a keyed request is deduplicated by the vendor (a replay), an
+   * unkeyed one (Jira) happens twice. The client sees only the first answer.
+   */
+  REDELIVER: 'redeliver',
 } as const;
 export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
 
@@ -41,6 +47,12 @@ export const faultSpecSchema = z
       .transform((m) => m.toUpperCase()),
     /** Path pattern without the query string: `*` matches any run of characters, `:name` one segment. */
     path: z.string().min(1).default('*'),
+    /**
+     * Match only requests whose path with query string, or whose raw body, contains this text (e.g. an
+     * order id), so that concurrent callers each get their own faults. Such a fault is matched once the
+     * body has arrived, after the vendor's authentication (a fault without it is matched before).
+     */
+    contains: z.string().min(1).max(500).optional(),
     /** Which matching request (1-based, counted from when the fault was added) is hit. */
     nth: z.number().int().min(1).optional(),
     /** Hit every matching request instead of the nth. */

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sleep } from '../sleep.js';
 import type { Vendor } from '../vendors.js';
@@ -6,6 +7,14 @@ import { DelayPhase, FaultKind, type FaultRule } from './fault-rule.js';
 
 /** The fault that hit each request, from `onRequest` (where faults are matched) to `onSend`. */
 const hits = new WeakMap<FastifyRequest, FaultRule>();
+/** The raw body of each request a `redeliver` fault hit, to send it once more. */
+const bodies = new WeakMap<FastifyRequest, Buffer>();
+
+/**
+ * The header that marks the sandbox's own resend of a `redeliver` fault: faults never match it, so the
+ * count behind `nth` stays about the client's requests. It shows in the request log like any request.
+ */
+export const REDELIVERY_HEADER = 'x-sandbox-redelivery';
 
 /** The fault that hit this request, if any (for the request log). */
 export function faultOf(request: FastifyRequest): FaultRule | undefined {
@@ -27,36 +36,44 @@ export function pathOf(url: string): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
+const isRedelivery = (request: FastifyRequest) => request.headers[REDELIVERY_HEADER] !== undefined;
+
 /**
  * Registers the faults' request-side hooks, before the vendor's own hooks: its `onRequest` runs first, so
- * a dropped or answered request reaches neither authentication nor idempotency; its `preValidation` (a
- * `before_processing` delay) runs before the idempotency claim; its `preHandler` runs after that claim, so a
- * `during_processing` delay holds the key.
+ * a dropped or answered request reaches neither authentication nor idempotency; its `preParsing` matches
+ * the faults that look at content (`contains`) once the body is in, still before idempotency; its
+ * `preValidation` (a `before_processing` delay) runs before the idempotency claim; its `preHandler` runs
+ * after that claim, so a `during_processing` delay holds the key.
  */
 export function installFaultRequestHooks(app: FastifyInstance, vendor: Vendor, faults: FaultInjector): void {
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (isRedelivery(request)) return;
     const rule = faults.match(vendor, request.method, pathOf(request.url));
     if (rule === undefined) return;
     hits.set(request, rule);
-    switch (rule.kind) {
-      case FaultKind.DROP:
-        reply.hijack();
-        request.raw.socket.destroy();
-        return reply;
-      case FaultKind.STATUS:
-        return reply
-          .code(rule.status ?? 500)
-          .headers(rule.headers ?? {})
-          .send(rule.body ?? DEFAULT_STATUS_BODY);
-      case FaultKind.DELAY:
-      case FaultKind.ERROR_AFTER:
-      case FaultKind.RESET_AFTER:
-        return;
-      default: {
-        const never: never = rule.kind;
-        throw new Error(`unknown fault kind ${String(never)}`);
+    return answerAtArrival(rule, request, reply);
+  });
+
+  // The vendor's parser then reads the same bytes from a new stream.
+  app.addHook('preParsing', async (request: FastifyRequest, reply: FastifyReply, payload) => {
+    if (isRedelivery(request)) return payload;
+    const known = hits.get(request);
+    const needsBody =
+      known?.kind === FaultKind.REDELIVER || (known === undefined && faults.hasContentRules(vendor));
+    if (!needsBody) return payload;
+    const body = await readAll(payload);
+    let rule = known;
+    if (rule === undefined) {
+      const text = `${request.url}\n${body.toString('utf8')}`;
+      rule = faults.match(vendor, request.method, pathOf(request.url), text);
+      if (rule !== undefined) {
+        hits.set(request, rule);
+        const answered = answerAtArrival(rule, request, reply);
+        if (answered !== undefined) return answered;
       }
     }
+    if (rule?.kind === FaultKind.REDELIVER) bodies.set(request, body);
+    return Readable.from([body]);
   });
 
   // The body is read by now, so a request whose client has given up meanwhile is still processed after
@@ -77,8 +94,47 @@ export function installFaultRequestHooks(app: FastifyInstance, vendor: Vendor, f
 }
 
 /**
- * Registers the faults' response-side hook. Must be the app's last `onSend` hook, so the idempotency store
- * has already saved the real answer when a fault replaces it: a retry then replays the real answer.
+ * What a fault does as the request arrives: `drop` and `status` answer it (the reply is returned, for the
+ * hook to return), the other kinds let it go on (undefined) and act later.
+ */
+function answerAtArrival(
+  rule: FaultRule,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply | undefined {
+  switch (rule.kind) {
+    case FaultKind.DROP:
+      reply.hijack();
+      request.raw.socket.destroy();
+      return reply;
+    case FaultKind.STATUS:
+      return reply
+        .code(rule.status ?? 500)
+        .headers(rule.headers ?? {})
+        .send(rule.body ?? DEFAULT_STATUS_BODY);
+    case FaultKind.DELAY:
+    case FaultKind.ERROR_AFTER:
+    case FaultKind.RESET_AFTER:
+    case FaultKind.REDELIVER:
+      return undefined;
+    default: {
+      const never: never = rule.kind;
+      throw new Error(`unknown fault kind ${String(never)}`);
+    }
+  }
+}
+
+async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Registers the faults' response-side hooks. Must be the app's last `onSend` hook, so the idempotency store
+ * has already saved the real answer when a fault replaces it: a retry then replays the real answer. A
+ * `redeliver` resends the request once the first answer is out (`onResponse`), through the app itself, so
+ * the resend meets the vendor's idempotency exactly as a second network delivery would.
  */
 export function installFaultResponseHooks(app: FastifyInstance): void {
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -99,5 +155,20 @@ export function installFaultResponseHooks(app: FastifyInstance): void {
       request.raw.socket.destroy();
     }
     return payload;
+  });
+
+  app.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+    done();
+    if (hits.get(request)?.kind !== FaultKind.REDELIVER) return;
+    const body = bodies.get(request);
+    // The resend's answer goes nowhere, as a duplicate delivery's does; a failure is the vendor's own.
+    void app
+      .inject({
+        method: request.method as 'POST',
+        url: request.url,
+        headers: { ...request.headers, [REDELIVERY_HEADER]: '1' },
+        ...(body === undefined || body.length === 0 ? {} : { payload: body }),
+      })
+      .catch((e: unknown) => request.log.warn({ err: e }, 'redelivery failed'));
   });
 }

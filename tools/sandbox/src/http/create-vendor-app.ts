@@ -60,6 +60,7 @@ function installRequestLog(app: FastifyInstance, vendor: Vendor, log: RequestLog
       method: request.method,
       path: pathOf(request.url),
       idempotencyKey: idempotencyKeyOf(request),
+      traceparent: typeof request.headers.traceparent === 'string' ? request.headers.traceparent : undefined,
       statusCode: undefined,
       replayed: false,
       fault: undefined,

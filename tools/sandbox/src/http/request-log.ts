@@ -7,6 +7,8 @@ export interface RequestLogEntry {
   readonly method: string;
   readonly path: string;
   readonly idempotencyKey: string | undefined;
+  /** The W3C `traceparent` header the caller sent, if any (the harness's trace of the call). */
+  readonly traceparent: string | undefined;
   /** The answer's status; undefined when no answer was sent (drop, reset). */
   statusCode: number | undefined;
   /** True when the answer was replayed from an idempotency store. */

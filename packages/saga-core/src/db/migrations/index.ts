@@ -15,6 +15,8 @@ import * as m0014 from './0014_recovery_approvals.js';
 import * as m0015 from './0015_definition_metrics.js';
 import * as m0016 from './0016_fresh_duplicate_check.js';
 import * as m0017 from './0017_token_lifecycle.js';
+import * as m0018 from './0018_tenant_policy_floors.js';
+import * as m0019 from './0019_trace_context.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -39,6 +41,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0015_definition_metrics': m0015,
   '0016_fresh_duplicate_check': m0016,
   '0017_token_lifecycle': m0017,
+  '0018_tenant_policy_floors': m0018,
+  '0019_trace_context': m0019,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

@@ -25,11 +25,13 @@ import { wakeCompensators } from '../../compensations/wake-compensators.js';
 import { redispatchStep } from '../../steps/redispatch/redispatch-step.js';
 import { StepStatus } from '../../steps/step-status.js';
 import { stopForPerson } from '../cases/stop-for-person.js';
+import type { Decider } from '../decider.js';
 
 export const Decision = { APPROVE: 'approve', REJECT: 'reject' } as const;
 export type Decision = (typeof Decision)[keyof typeof Decision];
 
-export interface DecisionInput {
+/** A decision on an approval; who decides (`actor`, `tokenId`, see {@link Decider}) is recorded on it. */
+export interface DecisionInput extends Decider {
   readonly tenantId: string;
   readonly approvalId: string;
   readonly decision: Decision;
@@ -131,6 +133,7 @@ export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<De
       approval,
       to: ApprovalStatus.REJECTED,
       actor: d.actor,
+      tokenId: d.tokenId ?? null,
       comment: d.comment,
     });
     if (!closed) throw new ApprovalDecidedError(approval.id, 'decided');
@@ -144,6 +147,7 @@ export async function decideApproval(trx: SagaTrx, d: DecisionInput): Promise<De
     approval,
     to: ApprovalStatus.APPROVED,
     actor: d.actor,
+    tokenId: d.tokenId ?? null,
     comment: d.comment,
   });
   if (!closed) throw new ApprovalDecidedError(approval.id, 'decided');

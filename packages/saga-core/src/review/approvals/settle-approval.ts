@@ -15,6 +15,8 @@ export interface CloseApprovalInput {
   readonly approval: ApprovalRow;
   readonly to: typeof ApprovalStatus.APPROVED | RefusalStatus;
   readonly actor: string | null;
+  /** The deciding token's id (see `Decider`); null or absent for the harness's own moves. */
+  readonly tokenId?: string | null | undefined;
   readonly comment: string | null;
 }
 
@@ -29,6 +31,7 @@ export async function closeApproval(trx: SagaTrx, c: CloseApprovalInput): Promis
       id: c.approval.id,
       to: c.to,
       actor: c.actor,
+      tokenId: c.tokenId ?? null,
       comment: c.comment,
     });
   } catch (err) {

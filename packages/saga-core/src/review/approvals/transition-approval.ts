@@ -14,6 +14,8 @@ export interface ApprovalTransitionInput {
   readonly to: ApprovalStatus;
   /** Who decided; null for the harness's own moves (an expiry). */
   readonly actor: string | null;
+  /** The deciding token's id, kept as `decided_by_token` beside `actor` (see `Decider`); null or absent: none. */
+  readonly tokenId?: string | null | undefined;
   /** Kept on the approval and in its event: the operator's comment, or why the harness closed it. */
   readonly comment: string | null;
 }
@@ -31,7 +33,12 @@ export async function transitionApproval(trx: SagaTrx, t: ApprovalTransitionInpu
     key: { id: t.id },
     transitions: APPROVAL_TRANSITIONS,
     to: t.to,
-    set: { decided_by: t.actor, decided_at: sql<Date>`now()`, comment: t.comment },
+    set: {
+      decided_by: t.actor,
+      decided_by_token: t.tokenId ?? null,
+      decided_at: sql<Date>`now()`,
+      comment: t.comment,
+    },
   });
   if (!r.moved) throw new InvalidApprovalTransitionError(t.id, r.from, t.to);
   const row = r.row;

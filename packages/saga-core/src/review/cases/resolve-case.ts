@@ -18,8 +18,10 @@ import { transitionRun } from '../../runs/transition-run.js';
 import { transitionCase } from './transition-case.js';
 import { transitionStep } from '../../steps/transition-step.js';
 import { wakeCompensators } from '../../compensations/wake-compensators.js';
+import type { Decider } from '../decider.js';
 
-export interface CaseResolution {
+/** An operator's action on a case; who resolves it (`actor`, `tokenId`, see {@link Decider}) is recorded. */
+export interface CaseResolution extends Decider {
   readonly tenantId: string;
   readonly caseId: string;
   readonly action: CaseAction;
@@ -183,6 +185,7 @@ export async function resolveCase(trx: SagaTrx, r: CaseResolution): Promise<Case
   const resolution = { action: r.action, externalRef: r.externalRef ?? null, comment: r.comment ?? null };
   const set = {
     resolved_by: r.actor,
+    resolved_by_token: r.tokenId ?? null,
     resolved_at: sql<Date>`now()`,
     resolution: JSON.stringify(resolution),
   };

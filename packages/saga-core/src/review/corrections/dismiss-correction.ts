@@ -30,6 +30,11 @@ export async function dismissCorrection(
     cause: `correction dismissed by ${who.actor}`,
     actor: who.actor,
     detail: { comment },
-    patch: { decided_by: who.actor, decided_at: sql<Date>`now()`, comment },
+    patch: {
+      decided_by: who.actor,
+      decided_by_token: who.tokenId ?? null,
+      decided_at: sql<Date>`now()`,
+      comment,
+    },
   }).catch(asDecisionRefusal(id));
 }

@@ -10,11 +10,14 @@ import {
 } from '../../errors/errors.js';
 import { lockReviewItem } from '../lock-review-item.js';
 import { CorrectionStatus } from './correction-status.js';
+import type { Decider } from '../decider.js';
 
-/** Who decides on a correction: an operator of this tenant (the token's name is the actor). */
-export interface CorrectionDecider {
+/**
+ * Who decides on a correction: an operator of this tenant (the token's name is the actor, its id `tokenId`,
+ * see {@link Decider}); an API `Principal` is one as it is.
+ */
+export interface CorrectionDecider extends Decider {
   readonly tenantId: string;
-  readonly actor: string;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface StartSendInput {
   /** The lease, from `correctionLeaseMs`: written as `now() + leaseMs` by the database. */
   readonly leaseMs: number;
   readonly actor: string;
+  /** The sending operator's token id, kept as `decided_by_token` beside `actor` (see `Decider`). */
+  readonly tokenId?: string | null | undefined;
   readonly comment: string | null;
 }
 
@@ -46,6 +48,7 @@ export async function startCorrectionSend(trx: SagaTrx, s: StartSendInput): Prom
       send_started_at: sql<Date>`now()`,
       external_ref: null,
       decided_by: s.actor,
+      decided_by_token: s.tokenId ?? null,
       decided_at: sql<Date>`now()`,
       comment: s.comment,
     },
@@ -100,7 +103,7 @@ export async function recordCorrectionSend(db: SagaDb, r: RecordSendInput): Prom
             key: r.key,
             cause: 'correction send: the vendor refused it; nothing was sent',
             detail: { key: r.key, error: o.error },
-            patch: { ...CLEAR_SEND_LEASE, decided_by: null, decided_at: null },
+            patch: { ...CLEAR_SEND_LEASE, decided_by: null, decided_by_token: null, decided_at: null },
           });
         case 'unknown':
           return transitionCorrection(trx, {

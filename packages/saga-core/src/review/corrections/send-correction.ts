@@ -11,6 +11,7 @@ import { StepStatus } from '../../steps/step-status.js';
 import { callTool } from '../../tools/call-tool.js';
 import type { AnyTool } from '../../tools/define-tool.js';
 import { parseArgs } from '../../tools/parse-args.js';
+import { errorForLog } from '../../privacy/args-for-log.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import { CORRECTION_TOOL, correctionLeaseMs } from './correction-send-key.js';
 import { lockCorrection, type CorrectionDecider } from './lock-correction.js';
@@ -130,6 +131,7 @@ async function beginSend(
     owner,
     leaseMs: correctionLeaseMs(tool, d.leaseMarginMs),
     actor: who.actor,
+    tokenId: who.tokenId ?? null,
     comment: send.comment ?? null,
   });
   return { kind: 'started', c, tool, owner };
@@ -163,7 +165,11 @@ async function callAndRecord(
   // Moved meanwhile (our lease ran out and the sweep settled it): answer with what the row says now.
   const row = recorded ?? (await readCorrection(d.db, String(c.id)));
   if (call.ok) return { kind: 'sent', row };
-  log.warn({ err: call.error, outcome: failure!.status }, 'correction not sent');
+  // The command is a message to a person: an error may quote its recipient, hidden as the email tool declares.
+  log.warn(
+    { err: errorForLog(call.error, tool, c.command), outcome: failure!.status },
+    'correction not sent',
+  );
   if (row.status === CorrectionStatus.SENT) return { kind: 'sent', row };
   return failure!.status === StepStatus.FAILED
     ? { kind: 'refused', row, error: call.error }

@@ -6,6 +6,7 @@ import { InvalidCorrectionTransitionError } from '../../errors/errors.js';
 import { lockReviewItem } from '../lock-review-item.js';
 import { CorrectionStatus } from './correction-status.js';
 import { lookupEvidence } from '../../tools/lookup-by-key.js';
+import { errorForLog } from '../../privacy/args-for-log.js';
 import { settleFromLookup } from '../../tools/settle-from-lookup.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import { CORRECTION_TOOL } from './correction-send-key.js';
@@ -135,14 +136,17 @@ export async function settleCorrectionSend(
         onlyFrom: [CorrectionStatus.UNKNOWN],
         cause: 'lookup: no email under the key past the lookup lag and a re-check; open to send again',
         detail: { key, believableAt: settled.lag.believableAt.toISOString(), lookups },
-        patch: { decided_by: null, decided_at: null },
+        patch: { decided_by: null, decided_by_token: null, decided_at: null },
       });
       return row ? { kind: 'reopened', row } : { kind: 'moved' };
     }
     case 'too-early':
       return { kind: 'too-early', believableAt: v.believableAt };
     case 'lookup-error':
-      log.warn({ error: v.error }, 'correction send lookup failed; the next sweep looks again');
+      log.warn(
+        { error: errorForLog(v.error, tool, c.command) },
+        'correction send lookup failed; the next sweep looks again',
+      );
       return { kind: 'lookup-error', error: v.error };
     default: {
       const never: never = v;

@@ -37,6 +37,8 @@ export interface StagePivotInput {
   readonly summary: string;
   /** Who proposed it (the token's name); recorded on the run's move and on a superseded proposal. */
   readonly actor: string;
+  /** The proposing token's id, recorded as `decided_by_token` of a proposal it supersedes (see `Decider`). */
+  readonly tokenId?: string | null | undefined;
   readonly registry: ToolRegistry;
   /** The tool module's saga definitions: a bound run's commit steps are matched against its own. */
   readonly definitions?: SagaRegistry | undefined;
@@ -93,6 +95,7 @@ export async function stagePivot(
       approval: pending,
       to: ApprovalStatus.SUPERSEDED,
       actor: req.actor,
+      tokenId: req.tokenId ?? null,
       comment: 'a new pivot replaced this proposal',
     });
     if (superseded)

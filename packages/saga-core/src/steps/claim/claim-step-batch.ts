@@ -39,7 +39,7 @@ export interface ClaimBatchInput {
  *                   FROM req WHERE (run_id, step_idx) = (req.run_id, req.step_idx) AND idempotency_key = req.key
  *                    AND status = 'INTENDED' AND lease_until IS NULL
  *                    AND (SELECT status FROM runs WHERE run_id = saga_log.run_id) IN ('RUNNING', 'AWAITING_APPROVAL')
- *      ev     AS (INSERT INTO step_events … 'ATTEMPT' … FROM claimed),
+ *      ev     AS (INSERT INTO step_events … 'ATTEMPT' …, trace_id FROM claimed),
  *      pub    AS (UPDATE outbox SET published_at = now() WHERE job_id = claimed's job AND published_at IS NULL)
  * SELECT * FROM claimed;
  * ```
@@ -79,9 +79,10 @@ export async function claimStepBatch(
              = ANY(${[...EXECUTING_RUN_STATUSES]}::text[])
       RETURNING s.*, req.job_id AS claim_job_id
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, cause, detail)
+      INSERT INTO step_events (run_id, step_idx, kind, cause, detail, trace_id)
       SELECT run_id, step_idx, ${StepEventKind.ATTEMPT}, 'executor: claimed',
-             jsonb_build_object('attempt', attempts, 'worker', ${b.worker}::text, 'jobId', claim_job_id)
+             jsonb_build_object('attempt', attempts, 'worker', ${b.worker}::text, 'jobId', claim_job_id),
+             trace_id
         FROM claimed
     ), pub AS (
       UPDATE outbox o SET published_at = now()

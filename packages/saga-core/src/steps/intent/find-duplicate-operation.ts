@@ -122,6 +122,13 @@ export interface EarlierOperation {
   readonly idempotencyKey: string;
   readonly externalRef: string | null;
   readonly result: unknown;
+  /**
+   * Whether the earlier step's stored arguments equal this call's parsed ones, whole (jsonb `=`): the call
+   * is the earlier one sent again, not a reworded or replanned one. Computed here because only the
+   * dispatcher holds both parsed forms: a client's raw arguments differ from stored ones by the schema's
+   * defaults, and a run view may redact them (the MCP gateway's replay of a re-issued call reads this).
+   */
+  readonly sameArgs: boolean;
 }
 
 /**
@@ -132,7 +139,8 @@ export interface EarlierOperation {
 export function earlierOperationSql(runId: RawBuilder<string>, op: OperationSql): RawBuilder<unknown> {
   return sql`(SELECT jsonb_build_object('stepIdx', u.step_idx, 'status', u.status,
                                         'idempotencyKey', u.idempotency_key,
-                                        'externalRef', u.external_ref, 'result', u.result)
+                                        'externalRef', u.external_ref, 'result', u.result,
+                                        'sameArgs', u.args = ${op.args})
                 FROM saga_log u
                WHERE u.run_id = ${runId} AND ${isDuplicateOf('u', op)}
                ORDER BY u.step_idx LIMIT 1)`;
@@ -150,6 +158,7 @@ export function parseEarlierOperation(value: unknown): EarlierOperation | undefi
     idempotencyKey: String(v.idempotencyKey),
     externalRef: typeof v.externalRef === 'string' ? v.externalRef : null,
     result: v.result ?? null,
+    sameArgs: v.sameArgs === true,
   };
 }
 

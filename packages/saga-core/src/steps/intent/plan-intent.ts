@@ -1,4 +1,5 @@
 import { payloadHash } from '../../util/canonical-json.js';
+import { errorForLog } from '../../privacy/args-for-log.js';
 import type { StoredCompensation } from '../../db/schema.js';
 import { ToolDefinitionError } from '../../errors/errors.js';
 import { compensationKey, stepKey } from './idempotency-key.js';
@@ -56,7 +57,10 @@ export function planIntent(input: {
     command = tool.compensate(args, key);
   } catch (err) {
     // A compensation that throws cannot be relied on for these arguments: hold the call, never run it bare.
-    input.logger.warn({ err, tool: tool.name }, 'compensate threw; holding the call for approval');
+    input.logger.warn(
+      { err: errorForLog(err, tool, args), tool: tool.name },
+      'compensate threw; holding the call for approval',
+    );
     command = null;
   }
   if (!command)

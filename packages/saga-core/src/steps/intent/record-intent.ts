@@ -8,6 +8,8 @@ import { EXECUTE_TOPIC, executeDispatch, type ExecuteDispatch } from '../../outb
 import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 import { type ToolClass } from '../../tools/tool-class.js';
+import { traceColumns } from '../../tracing/stored-trace.js';
+import { newTraceContext, type TraceContext } from '../../tracing/trace-context.js';
 
 /**
  * The model's decision behind a call, as the agent backend reports it (`POST /v1/runs/{id}/calls`
@@ -55,6 +57,11 @@ export interface IntentInput {
   readonly dependsOn: readonly number[] | null;
   /** The model's decision behind the call, kept on the intake event (`detail.decision`); absent: none. */
   readonly decision?: CallDecision | null;
+  /**
+   * The trace context of the intake (its span): stored on the row and its events, and the outbox message's
+   * `traceparent`. Absent: the step starts a trace of its own ({@link intentTrace}).
+   */
+  readonly trace?: TraceContext | null;
   /** INTENDED (dispatch now) or AWAITING_APPROVAL (held for a human; no outbox message). */
   readonly status: typeof StepStatus.INTENDED | typeof StepStatus.AWAITING_APPROVAL;
   /** The approval that holds this step (AWAITING_APPROVAL), written first in the same transaction. */
@@ -92,7 +99,8 @@ export interface IntentInput {
  */
 export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRow> {
   const dispatched = i.status === StepStatus.INTENDED;
-  const dispatch = firstDispatchOf(i);
+  const trace = intentTrace(i);
+  const dispatch = firstDispatchOf(i, trace);
   const row = await trx
     .with('step', (db) =>
       db
@@ -114,13 +122,14 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
           depends_on: i.dependsOn ? [...i.dependsOn] : null,
           approval_id: i.approvalId ?? null,
           step_id: i.stepId ?? null,
+          ...traceColumns(trace),
         })
         .returningAll(),
     )
     .with('ev', (db) =>
       db
         .insertInto('step_events')
-        .columns(['run_id', 'step_idx', 'kind', 'from_status', 'to_status', 'cause', 'detail'])
+        .columns(['run_id', 'step_idx', 'kind', 'from_status', 'to_status', 'cause', 'detail', 'trace_id'])
         .expression((eb) =>
           eb
             .selectFrom('step')
@@ -134,6 +143,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
               sql<string>`${JSON.stringify({ args: i.args, ...(i.decision ? { decision: i.decision } : {}) })}::jsonb`.as(
                 'detail',
               ),
+              'trace_id',
             ]),
         ),
     )
@@ -164,9 +174,22 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
   return row;
 }
 
-/** The intake's dispatch of the step `i` writes (dispatch 1: its job id is the key). */
+/**
+ * The intake's dispatch of the step `i` writes (dispatch 1: its job id is the key), carrying `trace` (the
+ * intake span's context, {@link intentTrace}) as its `traceparent`.
+ */
 export function firstDispatchOf(
   i: Pick<IntentInput, 'runId' | 'stepIdx' | 'idempotencyKey'>,
+  trace: TraceContext,
 ): ExecuteDispatch {
-  return executeDispatch({ run_id: i.runId, step_idx: i.stepIdx, idempotency_key: i.idempotencyKey }, 1);
+  return executeDispatch(
+    { run_id: i.runId, step_idx: i.stepIdx, idempotency_key: i.idempotencyKey },
+    1,
+    trace,
+  );
+}
+
+/** The trace context a new step is written with: the intake's, or a new trace's root when it has none. */
+export function intentTrace(i: Pick<IntentInput, 'trace'>): TraceContext {
+  return i.trace ?? newTraceContext();
 }

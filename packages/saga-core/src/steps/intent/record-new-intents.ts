@@ -7,7 +7,7 @@ import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
 import { sameOperation, type OperationIdentity, type OperationSql } from './find-duplicate-operation.js';
-import { firstDispatchOf, type IntentInput } from './record-intent.js';
+import { firstDispatchOf, intentTrace, type IntentInput } from './record-intent.js';
 
 /**
  * A new INTENDED step at an index the caller named: what {@link recordIntent} writes for it, without the
@@ -67,6 +67,8 @@ const ITEM_OPERATION: OperationSql = {
  *   statement's snapshot.
  *
  * The intake event carries the call's `decision` when it has one (the join with `i`, as the outbox row's).
+ * Each step is written with its item's trace context (hex, decoded to the bytea columns; the job in the
+ * outbox row carries it as `traceparent`), and its intake event with the trace id.
  *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
  * leave the outbox rows alone for `relayGraceMs`. The rule this form keeps with `recordIntent`: README.md here.
@@ -84,7 +86,8 @@ export async function recordNewIntents(
   const sent = [...firsts.values()];
   if (sent.length === 0) return [];
   const col = <T>(f: (i: NewIntent) => T): T[] => sent.map(f);
-  const dispatches = sent.map(firstDispatchOf);
+  const traces = sent.map(intentTrace);
+  const dispatches = sent.map((i, n) => firstDispatchOf(i, traces[n]!));
   const json = (v: unknown): string | null => (v === null ? null : JSON.stringify(v));
   const r = await sql<StepRow>`${preparedAs('saga_record_new_intents')}
     WITH i AS MATERIALIZED (
@@ -99,9 +102,11 @@ export async function recordNewIntents(
                            ${dispatches.map((d) => JSON.stringify(d.data))}::jsonb[],
                            ${col((i) => i.operation === null)}::bool[],
                            ${col((i) => json(i.operation?.identity ?? null))}::jsonb[],
-                           ${col((i) => json(i.decision ?? null))}::jsonb[])
+                           ${col((i) => json(i.decision ?? null))}::jsonb[],
+                           ${traces.map((t) => t.traceId)}::text[], ${traces.map((t) => t.spanId)}::text[])
         AS i(run_id, tenant_id, step_idx, tool, tool_class, tool_version, idempotency_key, args, payload_hash,
-             compensation, correction, audience, depends_on, job_id, payload, repeatable, identity, decision)
+             compensation, correction, audience, depends_on, job_id, payload, repeatable, identity, decision,
+             trace_hex, span_hex)
     ),
     run AS MATERIALIZED (
       SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed FROM runs r
@@ -110,12 +115,13 @@ export async function recordNewIntents(
     ),
     step AS (
       INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
-                            payload_hash, status, compensation, correction, audience, depends_on)
+                            payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id)
       SELECT i.run_id, i.step_idx, i.tenant_id, i.tool, i.tool_class, i.tool_version, i.idempotency_key, i.args,
              i.payload_hash, ${StepStatus.INTENDED}, i.compensation, i.correction,
              ARRAY(SELECT jsonb_array_elements_text(i.audience)),
              CASE WHEN i.depends_on IS NOT NULL
-                  THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END
+                  THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END,
+             decode(i.trace_hex, 'hex'), decode(i.span_hex, 'hex')
         FROM i JOIN run ON run.run_id = i.run_id AND run.tenant_id = i.tenant_id
        WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL AND NOT run.governed
          AND NOT EXISTS (SELECT 1 FROM saga_log u
@@ -130,10 +136,11 @@ export async function recordNewIntents(
       RETURNING *
     ),
     ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
+      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
       SELECT s.run_id, s.step_idx, ${StepEventKind.TRANSITION}, NULL, s.status, 'intake',
              CASE WHEN i.decision IS NULL THEN jsonb_build_object('args', s.args)
-                  ELSE jsonb_build_object('args', s.args, 'decision', i.decision) END
+                  ELSE jsonb_build_object('args', s.args, 'decision', i.decision) END,
+             s.trace_id
         FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
     ),
     ob AS (

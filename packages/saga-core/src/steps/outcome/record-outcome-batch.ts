@@ -41,7 +41,7 @@ export function outcomeDetail(o: OutcomeRecord): Record<string, unknown> {
  *      upd AS (UPDATE saga_log s SET status = req.to_status, … FROM req
  *               WHERE <same row> AND s.status = req.from_status AND s.lease_owner = $owner
  *              RETURNING s.*, req.from_status),
- *      ev  AS (INSERT INTO step_events … 'TRANSITION', from_status, status … FROM upd)
+ *      ev  AS (INSERT INTO step_events … 'TRANSITION', from_status, status, trace_id … FROM upd)
  * SELECT upd.*, pg_notify($channel, idempotency_key) FROM upd;
  * ```
  *
@@ -100,8 +100,9 @@ export async function recordOutcomeBatch(
       RETURNING s.*, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
                 req.notify AS ev_notify
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
-      SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb
+      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
+      SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb,
+             trace_id
         FROM upd
     )
     SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${stepSettledChannel(schema)}, idempotency_key) END AS notified

@@ -109,6 +109,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { 
           hash: req.body.hash,
           comment: req.body.comment ?? null,
           actor: op.actor,
+          tokenId: op.tokenId,
           schema: deps.schema,
         }),
       );

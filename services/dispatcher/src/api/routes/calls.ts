@@ -58,7 +58,14 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
         // fastify's child of the deps' pino logger (`loggerInstance`), already bound to `reqId`; typed by
         // fastify as its narrower logger interface. One child per request, not two.
         const log = req.log as unknown as Logger;
-        const answer = await handleCall(ctx, principalOf(req), req.params.runId, req.body, log);
+        const answer = await handleCall(
+          ctx,
+          principalOf(req),
+          req.params.runId,
+          req.body,
+          log,
+          req.headers.traceparent,
+        );
         return await reply.code(answer.statusCode).send(answer.body);
       } catch (err) {
         // A label from registered names only: a refused call's raw `tool` must not grow the metric.

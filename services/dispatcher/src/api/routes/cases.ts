@@ -35,6 +35,7 @@ export const caseRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps
           presentCase(
             c,
             steps.filter((s) => s.run_id === c.run_id),
+            deps.registry,
           ),
         ),
       };
@@ -74,11 +75,12 @@ export const caseRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps
           externalRef: req.body.externalRef,
           comment: req.body.comment,
           actor: op.actor,
+          tokenId: op.tokenId,
           schema: deps.schema,
         }),
       );
       req.log.info({ caseId: req.params.id, action: req.body.action, actor: op.actor }, 'case resolved');
-      return presentCase(row, await stepsOfRuns(deps.db, [row.run_id]));
+      return presentCase(row, await stepsOfRuns(deps.db, [row.run_id]), deps.registry);
     },
   );
   return Promise.resolve();

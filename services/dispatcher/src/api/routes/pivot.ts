@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { RunStatus, stagePivot } from '@agent-saga/core';
+import { assertRunInScope, RunStatus, stagePivot } from '@agent-saga/core';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
 import { errorBody, pivotAnswer, pivotBody, runIdParams } from '../schemas.js';
@@ -37,6 +37,8 @@ export const pivotRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { dep
     async (req, reply) => {
       const p = principalOf(req);
       const commit = parsePivotCommit(deps.registry, req.body.commit);
+      // An own-runs token's view of another token's run: 404 as for an absent run, before anything is written.
+      await assertRunInScope(deps.db, p, req.params.runId);
       const { approval } = await deps.db.transaction().execute((trx) =>
         stagePivot(trx, {
           tenantId: p.tenantId,
@@ -44,6 +46,7 @@ export const pivotRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { dep
           commit,
           summary: req.body.summary,
           actor: p.actor,
+          tokenId: p.tokenId,
           registry: deps.registry,
           definitions: deps.definitions,
           schema: deps.schema,

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
-  bindRun,
+  bindRunUnderFloor,
   createRun,
-  UNBOUND_RUN,
-  getRun,
+  getRunFor,
   listApprovals,
   listCases,
   listCorrections,
@@ -68,15 +67,18 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
       },
     },
     async (req, reply) => {
-      const { tenantId } = principalOf(req);
+      const principal = principalOf(req);
       const runId = req.body?.runId ?? `run_${randomUUID()}`;
-      // Every refusal of the binding (definition, plan) is thrown here, before anything is written.
-      const binding = req.body ? bindRun(deps.definitions, req.body) : UNBOUND_RUN;
+      // Every refusal of the binding (definition, plan) is thrown here, before anything is written; the
+      // tenant's policy floor is applied over it (a run may tighten the floor, never loosen it).
+      const binding = await bindRunUnderFloor(deps.db, deps.definitions, principal.tenantId, req.body);
       const r = await createRun(deps.db, {
         runId,
-        tenantId,
+        tenantId: principal.tenantId,
         metadata: req.body?.metadata ?? {},
         binding,
+        // `runs.created_by_token`, what an own-runs token's every run route checks (`getRunFor`).
+        creator: principal,
       });
       if ('taken' in r) throw new RunIdTakenError(runId);
       if (r.created) req.log.info({ runId }, 'run created');
@@ -89,6 +91,9 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     {
       schema: {
         summary: "The tenant's runs, newest first, with counts of what waits for a person",
+        description:
+          'An own-runs token (`agent-saga tokens create --scope own-runs`) lists only the runs it created; ' +
+          'every run route answers any other run of the tenant 404 NOT_FOUND, as if it were absent.',
         tags: ['runs'],
         security: [{ bearer: [] }],
         querystring: runsQuery,
@@ -97,7 +102,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     },
     async (req) => {
       const rows = await listRuns(deps.db, {
-        tenantId: principalOf(req).tenantId,
+        access: principalOf(req),
         status: req.query.status,
         limit: req.query.limit,
       });
@@ -135,7 +140,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
       },
     },
     async (req) => {
-      const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
+      const run = await getRunFor(deps.db, principalOf(req), req.params.runId);
       const [page, approvals, corrections, cases, decisions] = await Promise.all([
         readStepsPage(deps.db, run.run_id, { after: req.query.stepsAfter, limit: req.query.stepsLimit }),
         listApprovals(deps.db, run.run_id),
@@ -155,6 +160,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
         { approvals, corrections, cases },
         deps.definitions,
         decisions,
+        principalOf(req).role,
       );
       return {
         ...view,
@@ -181,7 +187,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
       },
     },
     async (req) => {
-      const run = await getRun(deps.db, principalOf(req).tenantId, req.params.runId);
+      const run = await getRunFor(deps.db, principalOf(req), req.params.runId);
       const page = await readEventsPage(deps.db, run.run_id, {
         after: req.query.after,
         limit: req.query.limit,
@@ -190,7 +196,9 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
       const toolAt = await readStepTools(deps.db, run.run_id, indices);
       return {
         runId: run.run_id,
-        events: page.rows.map((e) => presentEvent(e, (i) => toolAt.get(i), deps.registry)),
+        events: page.rows.map((e) =>
+          presentEvent(e, (i) => toolAt.get(i), deps.registry, principalOf(req).role),
+        ),
         nextCursor: page.nextCursor,
       };
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { completeCheckedRun, requestUnwind, RunStatus, valuesOf } from '@agent-saga/core';
+import { assertRunInScope, completeCheckedRun, requestUnwind, RunStatus, valuesOf } from '@agent-saga/core';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
 import { errorBody, runIdParams } from '../schemas.js';
@@ -33,7 +33,10 @@ export const unwindRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { de
       },
     },
     async (req, reply) => {
-      const { tenantId } = principalOf(req);
+      const principal = principalOf(req);
+      const { tenantId } = principal;
+      // An own-runs token's view of another token's run: 404, before anything is written.
+      await assertRunInScope(deps.db, principal, req.params.runId);
       const run = await deps.db.transaction().execute((trx) =>
         requestUnwind(trx, {
           tenantId,
@@ -64,7 +67,9 @@ export const unwindRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { de
       },
     },
     async (req) => {
-      const { tenantId } = principalOf(req);
+      const principal = principalOf(req);
+      const { tenantId } = principal;
+      await assertRunInScope(deps.db, principal, req.params.runId);
       // The invariant's lookups run before the ending transaction, never under the run's lock.
       const checker = deps.definitions
         ? { definitions: deps.definitions, lookups: deps.lookups ?? {}, logger: deps.logger }

@@ -39,6 +39,7 @@ export async function renderTimeline(el, runId, ctx) {
             'Compensation',
             'Audience',
             'Model',
+            'Trace',
           ],
           run.steps.map((s) => [
             String(s.stepIdx),
@@ -51,6 +52,8 @@ export async function renderTimeline(el, runId, ctx) {
             s.compensationStatus,
             s.audience.join(', '),
             decisionOf(s.decision),
+            // The W3C trace id: search for it in the tracing backend (intake, executor, vendor, lookups).
+            s.traceId ? h('code', { class: 'trace-id' }, s.traceId) : null,
           ]),
           'steps',
         )

@@ -1,0 +1,171 @@
+/**
+ * The agent-saga harness as a user runs it: a sandbox of its own (in this process, on free ports), a
+ * schema and a queue prefix of the simulation's own in the machine's Postgres and Redis, migrated as
+ * `agent-saga migrate` does, an agent token, and every role (api, relay, two executors, reconciler,
+ * compensator) its own `node --import tsx` process under the soak's supervisor (test/soak/start-roles.ts),
+ * loading the real connectors with short tool timeouts, and the operator who decides held emails
+ * (approve-held-emails.ts). `close()` stops every process and drops the schema
+ * and the queues, however the simulation ends.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { createSagaClient, type SagaClient } from '@agent-saga/client';
+import { createApiToken, createDb, freePort, migrateToLatest, type SagaDb } from '@agent-saga/core';
+import { migrateConnectorTables } from '@agent-saga/connectors/migrations';
+import { sandboxConnectorEnv, startSandbox, type RunningSandbox } from '@agent-saga/sandbox';
+import { waitForRoles } from '../../../test/soak/role-readiness.js';
+import { ROLES, RoleSupervisor } from '../../../test/soak/start-roles.js';
+import { approveHeldEmails } from './approve-held-emails.js';
+import { dropQueues } from './drop-queues.js';
+import {
+  COMPENSATOR_UNKNOWN_MIN_WAIT_MS,
+  JIRA_COMMIT_HORIZON_MS,
+  SEARCH_LAG_MS,
+  STRIPE_TIMEOUT_MS,
+  TOOL_TIMEOUT_MS,
+} from './sim-timings.js';
+
+/** The cross-service tests' tool module: the real connectors, every tool's timeout capped. */
+const SHORT_TIMEOUT_TOOLS = 'test/fixtures/support-tools-short-timeouts.ts';
+
+/**
+ * Role timings shortened so a recovery takes seconds (as the soak's and the cross-service tests'), each
+ * kept honest: a step whose answer was lost waits out its lease (the tool's timeout plus the margin) before
+ * the reconciler looks it up, and the lookup allows for the vendors' search lag.
+ */
+const ROLE_TIMINGS: Readonly<Record<string, string>> = {
+  LOG_LEVEL: 'warn',
+  SAGA_FAST_PATH: 'true',
+  RELAY_POLL_MS: '300',
+  RELAY_GRACE_MS: '300',
+  // Why 6: six processes share the machine's Postgres with other users; each also holds LISTEN and drafts.
+  DB_POOL_SIZE: '6',
+  EXECUTOR_CONCURRENCY: '40',
+  LOOKUP_RECHECK_MS: '300',
+  LEASE_MARGIN_MS: '500',
+  STRIPE_TIMEOUT_MS: String(STRIPE_TIMEOUT_MS),
+  TEST_TOOL_TIMEOUT_MS: String(TOOL_TIMEOUT_MS),
+  // Jira's declared horizon: above the longest late commit the simulation plays (sim-timings.ts).
+  JIRA_COMMIT_HORIZON_MS: String(JIRA_COMMIT_HORIZON_MS),
+  EXECUTOR_LOCK_MS: '1000',
+  EXECUTOR_STALLED_INTERVAL_MS: '1000',
+  EXECUTOR_DRAIN_MS: '3000',
+  RECONCILER_SWEEP_MS: '300',
+  RECONCILER_SCAN_MS: '2000',
+  RECONCILER_BACKOFF_BASE_MS: '300',
+  RECONCILER_LEASE_MARGIN_MS: '1000',
+  COMPENSATOR_SWEEP_MS: '300',
+  COMPENSATOR_POLL_MS: '100',
+  COMPENSATION_BACKOFF_MS: '200',
+  COMPENSATOR_LEASE_MARGIN_MS: '500',
+  COMPENSATOR_UNKNOWN_MIN_WAIT_MS: String(COMPENSATOR_UNKNOWN_MIN_WAIT_MS),
+  COMPENSATOR_LOCK_MS: '2000',
+  COMPENSATOR_STALLED_INTERVAL_MS: '1000',
+  COMPENSATOR_DRAIN_MS: '3000',
+};
+
+export interface AgentSagaStack {
+  readonly saga: SagaClient;
+  readonly sandbox: RunningSandbox;
+  /** The run ids among `runIds` with an open case (something a person can read and settle). */
+  openCases(runIds: readonly string[]): Promise<ReadonlySet<string>>;
+  close(): Promise<void>;
+}
+
+export async function startAgentSagaStack(opts: {
+  readonly repoRoot: string;
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly seed: number;
+  readonly say: (line: string) => void;
+}): Promise<AgentSagaStack> {
+  const schema = `sim_${process.pid}_${opts.seed}`;
+  const queuePrefix = `sim-${process.pid}-${opts.seed}`;
+  const db: SagaDb = createDb({
+    url: opts.databaseUrl,
+    schema,
+    poolSize: 2,
+    applicationName: 'agent-saga-simulate',
+  });
+  const logDir = mkdtempSync(join(tmpdir(), 'simulate-logs-'));
+  const supervisor = new RoleSupervisor(opts.repoRoot, logDir);
+  let sandbox: RunningSandbox | undefined;
+  let stopApprover: (() => Promise<void>) | undefined;
+  const kill = () => supervisor.killAllNow();
+  process.once('exit', kill);
+  const close = async () => {
+    process.off('exit', kill);
+    await stopApprover?.().catch(() => undefined);
+    await supervisor.stopAll().catch(() => undefined);
+    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db).catch(() => undefined);
+    await db.destroy().catch(() => undefined);
+    await dropQueues(opts.redisUrl, queuePrefix).catch(() => undefined);
+    await sandbox?.close().catch(() => undefined);
+  };
+  try {
+    await migrateToLatest(db, schema);
+    await migrateConnectorTables(db, schema);
+    const token = await createApiToken(db, { tenantId: 'simulate', role: 'agent', label: 'simulate-agent' });
+    const operatorToken = await createApiToken(db, {
+      tenantId: 'simulate',
+      role: 'operator',
+      label: 'simulate-approver',
+    });
+    sandbox = await startSandbox({
+      settings: { stripeSearchLagMs: SEARCH_LAG_MS, jiraSearchLagMs: SEARCH_LAG_MS },
+    });
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const roleEnv = {
+      DATABASE_URL: opts.databaseUrl,
+      REDIS_URL: opts.redisUrl,
+      SAGA_DB_SCHEMA: schema,
+      SAGA_QUEUE_PREFIX: queuePrefix,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SAGA_CRASH_POINTS: '',
+      ...sandboxConnectorEnv(sandbox, { lagMs: SEARCH_LAG_MS, toolsModule: SHORT_TIMEOUT_TOOLS }),
+      ...ROLE_TIMINGS,
+    };
+    for (const role of ROLES) {
+      if (role === 'api') supervisor.start(role, { ...roleEnv, METRICS_PORT: '0' }, baseUrl);
+      else {
+        const metricsPort = await freePort();
+        supervisor.start(
+          role,
+          { ...roleEnv, METRICS_PORT: String(metricsPort) },
+          `http://127.0.0.1:${metricsPort}`,
+        );
+      }
+    }
+    await waitForRoles(supervisor, () => false);
+    const approver = createSagaClient({ baseUrl, token: operatorToken });
+    let lastError = '';
+    stopApprover = approveHeldEmails(approver, (e) => {
+      const line = `  agent-saga: the approver failed: ${e instanceof Error ? e.message : String(e)}`;
+      if (line !== lastError) opts.say(line);
+      lastError = line;
+    });
+    opts.say(`  agent-saga: ${ROLES.join(', ')} up (api ${baseUrl}, schema ${schema}, logs ${logDir})`);
+    return {
+      saga: createSagaClient({ baseUrl, token }),
+      sandbox,
+      async openCases(runIds) {
+        if (runIds.length === 0) return new Set();
+        const rows = await db
+          .selectFrom('cases')
+          .select('run_id')
+          .where('run_id', 'in', [...runIds])
+          .where('status', '=', 'open')
+          .execute();
+        return new Set(rows.map((r) => r.run_id));
+      },
+      close,
+    };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}

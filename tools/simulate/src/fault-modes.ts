@@ -1,0 +1,188 @@
+/**
+ * The fault modes an episode draws at the vendor boundary, each turned into a sandbox fault
+ * (docs/sandbox.md, "Faults") on one write of the episode: hit once (`nth: 1`) and scoped to the
+ * episode's own requests (`contains: <tag>`), so concurrent episodes never share a fault.
+ *
+ * | mode                | the vendor…                                                                      |
+ * | ------------------- | -------------------------------------------------------------------------------- |
+ * | `none`              | answers normally (the control)                                                   |
+ * | `lost_ack`          | commits, then resets the connection (`reset_after`)                              |
+ * | `misleading_500`    | commits, then answers 500 with its error body (`error_after`)                    |
+ * | `late_commit_fixed` | holds the request past the client's timeout, then commits (`delay`, fixed)       |
+ * | `late_commit_heavy` | the same with a heavy-tailed hold (Pareto, α 1.2, capped at 12 s)                |
+ * | `redelivery`        | receives the request twice, as a resending transport (`redeliver`, keyed writes) |
+ * | `rate_limited`      | answers 429 without processing (`status`)                                        |
+ * | `slow_vendor`       | holds the request for half the client's timeout, then answers (`delay`)          |
+ * | `dropped`           | closes the connection before processing: nothing happened (`drop`)               |
+ * | `search_lag`        | commits then resets, on a write whose only read-back is a lagging search index   |
+ * | `stale_read`        | commits then answers 500, and the first read-back by the step's key is stale: an |
+ * |                     | empty result, as a replica behind the primary (`status` 200, the vendor's shape) |
+ *
+ * Why `redelivery` only on keyed writes: against Jira, which has no idempotency, a resending transport
+ * doubles the ticket whatever the client does (the sandbox's own test shows it); that is the vendor's
+ * contract, not a harness's, so it is not a fair episode for either harness.
+ */
+import type { FaultSpecInput } from '@agent-saga/sandbox';
+import type { Random } from '../../../test/soak/seeded-random.js';
+import { KEYED, WriteTool, type PlannedWrite } from './support-workflows.js';
+import { clientTimeoutMs, LATE_BY_MS, LATE_COMMIT_MAX_MS } from './sim-timings.js';
+
+export const FaultMode = {
+  NONE: 'none',
+  LOST_ACK: 'lost_ack',
+  MISLEADING_500: 'misleading_500',
+  LATE_COMMIT_FIXED: 'late_commit_fixed',
+  LATE_COMMIT_HEAVY: 'late_commit_heavy',
+  REDELIVERY: 'redelivery',
+  RATE_LIMITED: 'rate_limited',
+  SLOW_VENDOR: 'slow_vendor',
+  DROPPED: 'dropped',
+  SEARCH_LAG: 'search_lag',
+  STALE_READ: 'stale_read',
+} as const;
+export type FaultMode = (typeof FaultMode)[keyof typeof FaultMode];
+export const FAULT_MODES: readonly FaultMode[] = Object.values(FaultMode);
+
+/**
+ * The read-back of each write by its key, and the empty answer a stale replica gives it: Jira's enhanced
+ * search, Stripe's PaymentIntent search, the warehouse's list by idempotency key (what each connector's
+ * lookup calls). None for the email: its lookup lists recent emails, with no key in the request to scope to.
+ */
+const STALE_READ_OF: Readonly<
+  Partial<Record<WriteTool, Omit<FaultSpecInput, 'kind' | 'contains' | 'nth'> & { body: unknown }>>
+> = {
+  create_ticket: {
+    vendor: 'jira',
+    method: 'POST',
+    path: '/rest/api/3/search/jql',
+    body: { issues: [], isLast: true },
+  },
+  charge_card: {
+    vendor: 'stripe',
+    method: 'GET',
+    path: '/v1/payment_intents/search',
+    body: {
+      object: 'search_result',
+      data: [],
+      has_more: false,
+      next_page: null,
+      url: '/v1/payment_intents/search',
+    },
+  },
+  reship: { vendor: 'shipping', method: 'GET', path: '/v1/shipments', body: { object: 'list', data: [] } },
+};
+
+/** Whether a mode can be drawn for a write. */
+export function appliesTo(mode: FaultMode, write: PlannedWrite): boolean {
+  if (mode === FaultMode.REDELIVERY) return KEYED[write.tool];
+  if (mode === FaultMode.SEARCH_LAG)
+    return write.tool === WriteTool.CREATE_TICKET || write.tool === WriteTool.CHARGE_CARD;
+  // The email lookup lists recent emails and reads their tags: its requests carry no key to scope to.
+  if (mode === FaultMode.STALE_READ) return STALE_READ_OF[write.tool] !== undefined;
+  return true;
+}
+
+/** One fault of an episode: which write it hits, and the delay drawn for it (delay modes only). */
+export interface EpisodeFault {
+  readonly mode: FaultMode;
+  /** Index into the episode's writes. */
+  readonly write: number;
+  readonly delayMs?: number;
+}
+
+/** Draws the delay of a delay mode for `write` (seeded), or undefined for the other modes. */
+export function drawDelayMs(mode: FaultMode, write: PlannedWrite, random: Random): number | undefined {
+  const timeout = clientTimeoutMs(write.request.vendor);
+  switch (mode) {
+    case FaultMode.LATE_COMMIT_FIXED:
+      return timeout + LATE_BY_MS;
+    case FaultMode.LATE_COMMIT_HEAVY: {
+      // Pareto with α 1.2 and scale 500 ms, past the timeout: most a little late, a few very late.
+      const tail = 500 * (Math.pow(1 - random.next(), -1 / 1.2) - 1);
+      return Math.round(Math.min(timeout + LATE_BY_MS + tail, LATE_COMMIT_MAX_MS));
+    }
+    case FaultMode.SLOW_VENDOR:
+      return Math.round(timeout / 2);
+    default:
+      return undefined;
+  }
+}
+
+/** The error body each vendor answers with, so a 500 or a 429 looks like the vendor's own. */
+function vendorError(vendor: string, status: number): unknown {
+  const message = status === 429 ? 'Too many requests' : 'An unexpected error occurred';
+  switch (vendor) {
+    case 'stripe':
+      return {
+        error: {
+          type: status === 429 ? 'rate_limit_error' : 'api_error',
+          message,
+          code: status === 429 ? 'rate_limit' : undefined,
+        },
+      };
+    case 'jira':
+      return { errorMessages: [message], errors: {} };
+    default:
+      return { error: { code: status === 429 ? 'rate_limited' : 'internal_error', message } };
+  }
+}
+
+/**
+ * The sandbox faults that play `fault` on `write` of the episode tagged `tag` (none for `none`).
+ * `lookupKey`: the key the harness's read-back of this write searches by (a stale read is scoped to it); a
+ * harness that never reads back is simply never hit by it.
+ */
+export function faultSpecsOf(
+  fault: EpisodeFault,
+  write: PlannedWrite,
+  tag: string,
+  lookupKey: string,
+): readonly FaultSpecInput[] {
+  const { vendor, method, path } = write.request;
+  const base = { vendor, method, path, contains: tag, nth: 1 } as const;
+  if (fault.mode === FaultMode.STALE_READ) {
+    const read = STALE_READ_OF[write.tool];
+    if (read === undefined) return [];
+    return [
+      { ...base, kind: 'error_after', status: 500, body: vendorError(vendor, 500) },
+      { ...read, contains: lookupKey, nth: 1, kind: 'status', status: 200 },
+    ];
+  }
+  const one = faultSpecOf(fault, write, tag);
+  return one === null ? [] : [one];
+}
+
+function faultSpecOf(fault: EpisodeFault, write: PlannedWrite, tag: string): FaultSpecInput | null {
+  const { vendor, method, path } = write.request;
+  const base = { vendor, method, path, contains: tag, nth: 1 } as const;
+  switch (fault.mode) {
+    case FaultMode.NONE:
+    case FaultMode.STALE_READ:
+      return null;
+    case FaultMode.LOST_ACK:
+    case FaultMode.SEARCH_LAG:
+      return { ...base, kind: 'reset_after' };
+    case FaultMode.MISLEADING_500:
+      return { ...base, kind: 'error_after', status: 500, body: vendorError(vendor, 500) };
+    case FaultMode.LATE_COMMIT_FIXED:
+    case FaultMode.LATE_COMMIT_HEAVY:
+    case FaultMode.SLOW_VENDOR:
+      return { ...base, kind: 'delay', delayMs: fault.delayMs ?? 0 };
+    case FaultMode.REDELIVERY:
+      return { ...base, kind: 'redeliver' };
+    case FaultMode.RATE_LIMITED:
+      return {
+        ...base,
+        kind: 'status',
+        status: 429,
+        body: vendorError(vendor, 429),
+        headers: { 'retry-after': '1' },
+      };
+    case FaultMode.DROPPED:
+      return { ...base, kind: 'drop' };
+    default: {
+      const never: never = fault.mode;
+      throw new Error(`unknown fault mode ${String(never)}`);
+    }
+  }
+}

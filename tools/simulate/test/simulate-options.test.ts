@@ -1,0 +1,44 @@
+/** The command line of `pnpm simulate`: defaults, and a bad flag refused with its name. */
+import { describe, expect, it } from 'vitest';
+import { parseSimulateOptions, UsageError } from '../src/simulate-options.js';
+
+const env = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', REDIS_URL: 'redis://127.0.0.1:6379' };
+const parse = (argv: string[], e: Record<string, string | undefined> = env) =>
+  parseSimulateOptions(argv, '/nonexistent', e);
+
+describe('simulate options', () => {
+  it('defaults to 200 episodes on both harnesses', () => {
+    const o = parse([]);
+    expect(o).toMatchObject({
+      episodes: 200,
+      harnesses: ['agent-saga', 'naive'],
+      json: false,
+      concurrency: 12,
+    });
+  });
+
+  it('reads every flag', () => {
+    const o = parse(
+      ['--episodes', '50', '--seed', '9', '--harness', 'naive', '--json', '--concurrency', '4'],
+      {},
+    );
+    expect(o).toMatchObject({ episodes: 50, seed: 9, harnesses: ['naive'], json: true, concurrency: 4 });
+  });
+
+  it.each([
+    [['--episodes', '0'], '--episodes'],
+    [['--episodes', 'many'], '--episodes'],
+    [['--seed', '-1'], '--seed'],
+    [['--harness', 'fast'], '--harness'],
+    [['--concurrency', '1000'], '--concurrency'],
+    [['--episodes'], '--episodes'],
+    [['--verbose'], '--verbose'],
+  ])('refuses %j naming %s', (argv, flag) => {
+    expect(() => parse(argv)).toThrow(UsageError);
+    expect(() => parse(argv)).toThrow(flag);
+  });
+
+  it('refuses the agent-saga harness without a database', () => {
+    expect(() => parse(['--harness', 'agent-saga'], {})).toThrow(/DATABASE_URL/);
+  });
+});

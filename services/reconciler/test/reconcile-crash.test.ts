@@ -36,7 +36,9 @@ describe('reconciler crash', () => {
     const first = startReconciler(env, { LOOKUP_RECHECK_MS: '4000' });
     procs.push(first);
     await waitForLog(first, 'reconciler started');
-    const s = await unknownStep(env, 'run-crash');
+    // Sent long ago: the first lookup is believable, so the first reconciler pauses to re-check (and is
+    // killed there) instead of recording a too-early look.
+    const s = await unknownStep(env, 'run-crash', { attemptedAgoMs: 10_000 });
     const claimed = await waitFor('the claim', async () => {
       const row = await mustRead(env, s.key);
       return row.reconcile_lease_owner ? row : undefined;

@@ -89,7 +89,15 @@ export async function lapsedIntent(
 export async function unknownStep(
   env: TestEnv,
   runId: string,
-  o: { readonly effects?: number; readonly tool?: string } = {},
+  o: {
+    readonly effects?: number;
+    readonly tool?: string;
+    /**
+     * How long ago the attempt was sent: past the tool's commit horizon and lag (1 s here), a "not found"
+     * is believed at the first pass; 0 (the default), the first lookup is too early.
+     */
+    readonly attemptedAgoMs?: number;
+  } = {},
 ): Promise<UnsettledStep> {
   const s = await lapsedIntent(env, runId, { leaseMs: 60_000, ...o });
   await env.db.transaction().execute((trx) =>
@@ -105,6 +113,7 @@ export async function unknownStep(
         lease_until: null,
         lease_owner: null,
         error: JSON.stringify({ code: 'UPSTREAM_5XX', message: 'upstream answered 504' }),
+        ...(o.attemptedAgoMs ? { last_attempt_at: new Date(Date.now() - o.attemptedAgoMs) } : {}),
       },
       schema: env.schema,
     }),

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMcpDesk, type RunningMcpDesk } from '../src/index.js';
 
 /** Short, so the test waits it out; long enough that a search right after a write misses it. */
-const LAG_MS = 150;
+// Long enough that the three calls before the wait finish inside it on a loaded machine.
+const LAG_MS = 1_000;
 const KEY_META = 'agent-saga/idempotencyKey';
 
 let desk: RunningMcpDesk;

@@ -18,7 +18,7 @@ import { createSagaClient } from '@agent-saga/client';
 import { createApiToken, createDb, migrateToLatest } from '@agent-saga/core';
 import { parseDemoArgs, type DemoContext, type DemoOptions } from './demo-context.js';
 import { loadDemoConfig } from './demo-config.js';
-import { dropQueues } from './drop-queues.js';
+import { dropQueues } from '@agent-saga/core/testing';
 import { startHarness } from './harness-processes.js';
 import { tellIncidentStory } from './incident-story.js';
 import { heading, say } from './narration.js';

@@ -24,8 +24,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
-import { Redis } from 'ioredis';
 import { createSagaClient } from '@agent-saga/client';
+import { dropQueues } from '@agent-saga/core/testing';
 import { createApiToken, createDb, freePort, migrateToLatest, type SagaDb } from '@agent-saga/core';
 import { migrateConnectorTables } from '@agent-saga/connectors/migrations';
 import { drawChaosSchedule, playChaos, type ChaosLogEntry } from './chaos-schedule.js';
@@ -344,22 +344,6 @@ async function cleanUp(running: Running, checks: Check[]): Promise<void> {
   await services?.close().catch((e: unknown) => problems.push(`tearing down the services: ${String(e)}`));
   if (problems.length > 0)
     checks.push({ name: 'the soak cleaned up after itself', ok: false, details: problems });
-}
-
-/** Deletes the soak's BullMQ keys (SCAN, not KEYS: other deployments may share this Redis). */
-async function dropQueues(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, connectTimeout: 5_000 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 let options: SoakOptions;

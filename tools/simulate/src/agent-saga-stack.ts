@@ -18,7 +18,7 @@ import { sandboxConnectorEnv, startSandbox, type RunningSandbox } from '@agent-s
 import { waitForRoles } from '../../../test/soak/role-readiness.js';
 import { ROLES, RoleSupervisor } from '../../../test/soak/start-roles.js';
 import { approveHeldEmails } from './approve-held-emails.js';
-import { dropQueues } from './drop-queues.js';
+import { dropQueues } from '@agent-saga/core/testing';
 import {
   COMPENSATOR_UNKNOWN_MIN_WAIT_MS,
   JIRA_COMMIT_HORIZON_MS,

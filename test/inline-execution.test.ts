@@ -68,6 +68,11 @@ async function claimedByPid(runId: string): Promise<number> {
   return Number(worker.split(':')[1]);
 }
 
+async function runCursor(runId: string): Promise<number | undefined> {
+  const run = await env.db.selectFrom('runs').select('cursor').where('run_id', '=', runId).executeTakeFirst();
+  return run?.cursor;
+}
+
 beforeAll(async () => {
   ({ env, fx } = await createFixtureTestEnv('inline'));
   token = await createApiToken(env.db, { tenantId: 'acme', role: 'agent' });
@@ -99,6 +104,13 @@ describe('inline execution', () => {
     await new Promise((r) => setTimeout(r, 1_500)); // past RELAY_GRACE_MS and a relay poll
     expect(Object.values(await jobCounts()).reduce((a, b) => a + b, 0)).toBe(0);
     expect(await claimedByPid(runId)).toBe(api.child.pid);
+    // Claimed in the intake's own statement (no claim statement): the attempt event says so.
+    const attempt = (await eventsOf(env.db, runId, 0)).find((e) => e.kind === 'attempt');
+    expect(attempt?.cause).toBe('api: claimed at intake');
+    // The answer carried the outcome, so it is delivered and the cursor is past it (the outcome's statement
+    // did both): a call without stepIdx now goes to step 1.
+    expect(await readStep(env.db, key)).toMatchObject({ outcome_delivered: true });
+    expect(await runCursor(runId)).toBe(1);
     // Counted as an executor counts its executions, on the API's metrics listener.
     const scraped = await (await fetch(metricsUrl)).text();
     expect(scraped).toMatch(/^saga_executions_total\{[^}]*tool="create_note"[^}]*\} 1$/m);
@@ -108,6 +120,31 @@ describe('inline execution', () => {
       '→INTENDED',
       'INTENDED→CONFIRMED',
     ]);
+  });
+
+  it('a call that stops waiting before the outcome: answered pending, the outcome recorded undelivered', async () => {
+    const { saga } = await startApi();
+    const { runId } = await saga.createRun({ runId: 'inline-gone' });
+    // waitMs 0: the request gives the outcome up before the tool can have answered (it writes to Postgres).
+    const first = await saga.call(
+      runId,
+      'create_note',
+      { orderId: 'i4', text: 'late' },
+      { stepIdx: 0, waitMs: 0 },
+    );
+    expect(first).toMatchObject({ status: 'INTENDED', stepIdx: 0 });
+    const key = stepKey(runId, 0, 'create_note');
+    await waitFor('the inline attempt to record', async () =>
+      (await readStep(env.db, key))?.status === 'CONFIRMED' ? true : undefined,
+    );
+    // Nobody received it: not delivered, and the cursor stays on the step.
+    expect(await readStep(env.db, key)).toMatchObject({ outcome_delivered: false, attempts: 1 });
+    expect(await runCursor(runId)).toBe(0);
+    // The retry receives it (replayed), which delivers it.
+    const again = await saga.call(runId, 'create_note', { orderId: 'i4', text: 'late' }, { stepIdx: 0 });
+    expect(again).toMatchObject({ status: 'CONFIRMED', replayed: true });
+    expect(await runCursor(runId)).toBe(1);
+    expect(await effectsFor(fx, key)).toHaveLength(1);
   });
 
   it('the API killed after the effect, before recording: one effect, and a new API finds it by key', async () => {
@@ -137,6 +174,41 @@ describe('inline execution', () => {
       { stepIdx: 0 },
     );
     expect(retry).toMatchObject({ status: 'CONFIRMED', replayed: true, idempotencyKey: key });
+    expect(await effectsFor(fx, key)).toHaveLength(1);
+    expect((await eventsOf(env.db, runId, 0)).map((e) => e.kind)).toEqual(
+      expect.arrayContaining(['retry_call', 'lookup']),
+    );
+  });
+
+  it('the API killed after the intake claimed the step, before the call: nothing sent, a new API sends it once', async () => {
+    for (const p of procs.filter((p) => p.role === 'api')) await p.stop('SIGTERM');
+    const { saga, api } = await startApi({ SAGA_CRASH_POINTS: CrashPoint.AFTER_CLAIM_BEFORE_TOOL });
+    const { runId } = await saga.createRun({ runId: 'inline-crash-before-call' });
+    const first = await saga
+      .call(runId, 'create_note', { orderId: 'i3', text: 'never sent' }, { stepIdx: 0, waitMs: 5_000 })
+      .catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(Error);
+    expect((await api.exited).signal).toBe('SIGKILL');
+    const key = stepKey(runId, 0, 'create_note');
+    expect(await effectsFor(fx, key)).toHaveLength(0);
+    // The intake committed the row already claimed by the dead API: the relay must not hand it on.
+    const row = await readStep(env.db, key);
+    expect(row).toMatchObject({ status: 'INTENDED', attempts: 1 });
+    expect(Number(row?.lease_owner?.split(':')[1])).toBe(api.child.pid);
+    const outbox = await env.db.selectFrom('outbox').selectAll().where('run_id', '=', runId).execute();
+    expect(outbox.map((o) => o.published_at !== null)).toEqual([true]);
+
+    // After the lease, the retry through a new API looks the key up, finds nothing, and sends it: once.
+    const { saga: again } = await startApi();
+    await waitFor('lease expiry', () => ((row!.lease_until?.getTime() ?? 0) < Date.now() ? true : undefined));
+    expect(await effectsFor(fx, key)).toHaveLength(0);
+    const retry = await again.call(
+      runId,
+      'create_note',
+      { orderId: 'i3', text: 'never sent' },
+      { stepIdx: 0, waitMs: 15_000 },
+    );
+    expect(retry).toMatchObject({ status: 'CONFIRMED', idempotencyKey: key });
     expect(await effectsFor(fx, key)).toHaveLength(1);
     expect((await eventsOf(env.db, runId, 0)).map((e) => e.kind)).toEqual(
       expect.arrayContaining(['retry_call', 'lookup']),

@@ -123,7 +123,8 @@ async function main(options: SoakOptions): Promise<number> {
   process.once('exit', () => running.supervisor?.killAllNow());
 
   say(
-    `pnpm soak: profile ${profile.name}, ${profile.runs} runs over ${profile.startWindowMs / 1000} s, seed ${options.seed}`,
+    `pnpm soak: profile ${profile.name}, ${profile.runs} runs over ${profile.startWindowMs / 1000} s, seed ${options.seed}` +
+      (options.executeInline ? ', API executing inline' : ''),
   );
   try {
     running.services = options.privateServices
@@ -188,7 +189,16 @@ async function main(options: SoakOptions): Promise<number> {
     };
     // Each worker serves /healthz and /readyz on a port of its own, kept across its restarts.
     for (const role of ROLES) {
-      if (role === 'api') supervisor.start(role, { ...roleEnv, METRICS_PORT: '0' }, baseUrl);
+      if (role === 'api')
+        supervisor.start(
+          role,
+          {
+            ...roleEnv,
+            METRICS_PORT: '0',
+            ...(options.executeInline ? { SAGA_EXECUTE_INLINE: 'true' } : {}),
+          },
+          baseUrl,
+        );
       else {
         const metricsPort = await freePort();
         supervisor.start(

@@ -9,12 +9,13 @@ import { parseEnv } from 'node:util';
 import { z } from 'zod';
 
 export const SOAK_USAGE =
-  'usage: pnpm soak [--short] [--runs N] [--seed S] [--private-services] [--json]\n' +
+  'usage: pnpm soak [--short] [--runs N] [--seed S] [--private-services] [--execute-inline] [--json]\n' +
   '  --short             fewer runs and a compressed chaos schedule (CI), about two minutes\n' +
   '  --runs N            how many runs (default 100; 24 with --short)\n' +
   '  --seed S            seed of the chaos schedule and the agents (default: time-based, printed)\n' +
   "  --private-services  a throwaway Postgres cluster and Redis of the soak's own, torn down at the end;\n" +
   "                      without it the machine's Postgres and Redis (DATABASE_URL, REDIS_URL) are restarted\n" +
+  '  --execute-inline    the API runs first attempts itself (SAGA_EXECUTE_INLINE=true), steps claimed at intake\n' +
   '  --json              also print the checks as one JSON line at the end';
 
 /** How one soak is shaped; every duration in milliseconds. */
@@ -64,6 +65,8 @@ export interface SoakOptions {
   readonly profile: SoakProfile;
   readonly seed: number;
   readonly privateServices: boolean;
+  /** The API runs with SAGA_EXECUTE_INLINE=true (its own first attempts, killed and restarted with it). */
+  readonly executeInline: boolean;
   readonly json: boolean;
   /** From the environment or `.env`; used only without `--private-services`. */
   readonly databaseUrl: string | undefined;
@@ -81,6 +84,7 @@ export function parseSoakOptions(argv: readonly string[], repoRoot: string): Soa
   let runs: number | undefined;
   let seed: number | undefined;
   let privateServices = false;
+  let executeInline = false;
   let json = false;
   const args = argv.filter((a) => a !== '--');
   for (let i = 0; i < args.length; i++) {
@@ -93,6 +97,7 @@ export function parseSoakOptions(argv: readonly string[], repoRoot: string): Soa
     if (a === '--short') short = true;
     else if (a === '--private-services') privateServices = true;
     else if (a === '--json') json = true;
+    else if (a === '--execute-inline') executeInline = true;
     else if (a === '--runs') runs = positiveInt('--runs', value());
     else if (a === '--seed') seed = positiveInt('--seed', value());
     else throw new Error(`unknown argument ${a}\n${SOAK_USAGE}`);
@@ -109,6 +114,7 @@ export function parseSoakOptions(argv: readonly string[], repoRoot: string): Soa
     profile: Object.freeze({ ...base, runs: runs ?? base.runs }),
     seed: seed ?? (Date.now() % 1_000_000) + 1,
     privateServices,
+    executeInline,
     json,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,

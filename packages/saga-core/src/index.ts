@@ -180,7 +180,7 @@ export {
   type IntentInput,
 } from './steps/intent/record-intent.js';
 export { readStepDecisions } from './steps/intent/read-step-decisions.js';
-export { recordNewIntents, type NewIntent } from './steps/intent/record-new-intents.js';
+export { recordNewIntents, type IntakeClaim, type NewIntent } from './steps/intent/record-new-intents.js';
 export { listStepEvents } from './steps/list-step-events.js';
 export {
   classifyToolError,

@@ -306,6 +306,82 @@ describe('the single and the batch form of each hot write write the same rows an
   });
 });
 
+describe('the fused forms of the inline executor write what the two writes they replace write', () => {
+  it('intake with a claim: recordNewIntents with `claim` and recordNewIntents, then claimStepBatch', async () => {
+    await intake('wf-claimed-two', 'batch');
+    await claim('wf-claimed-two', 'batch');
+    await createRun(env.db, { runId: 'wf-claimed-one', tenantId: TENANT, metadata: {} });
+    const rows = await recordNewIntents(
+      env.db,
+      STEPS.map((i) => ({
+        ...intentOf('wf-claimed-one', i),
+        claim: {
+          owner: WORKER,
+          leaseMs: LEASES.get(TOOLS[i]!) ?? DEFAULT_LEASE_MS,
+          cause: 'executor: claimed',
+        },
+      })),
+      GRACE_MS,
+    );
+    expect(rows.map((r) => r?.lease_owner)).toEqual([WORKER, WORKER, WORKER]);
+    const two = await written('wf-claimed-two');
+    expect(two).toMatchObject({
+      steps: [
+        { attempts: 1, lease_secs: 9 },
+        { attempts: 1, lease_secs: 7 },
+        { attempts: 1, lease_secs: 7 },
+      ],
+      outbox: [{ published: true }, { published: true }, { published: true }],
+    });
+    expect(await written('wf-claimed-one')).toEqual(two);
+  });
+
+  it('outcome delivered: recordOutcomeBatch with `deliver` and recordOutcomeBatch, then markOutcomesDelivered', async () => {
+    for (const r of ['wf-delivered-two', 'wf-delivered-one']) {
+      await intake(r, 'single');
+      await claim(r, 'batch');
+    }
+    await record('wf-delivered-two', 'batch');
+    await deliver('wf-delivered-two', 'batch');
+    const rows = await recordOutcomeBatch(
+      env.db,
+      WORKER,
+      outcomesOf('wf-delivered-one').map((o) => ({ ...o, deliver: true })),
+      env.schema,
+    );
+    expect(rows.map((r) => r.outcome_delivered)).toEqual([true, true, false]);
+    const two = await written('wf-delivered-two');
+    expect(two).toMatchObject({
+      run: [{ cursor: 2 }],
+      steps: [{ outcome_delivered: true }, { outcome_delivered: true }, { outcome_delivered: false }],
+    });
+    expect(await written('wf-delivered-one')).toEqual(two);
+  });
+
+  it('outcome delivered: a run another delivery moved meanwhile is recorded undelivered, its cursor left', async () => {
+    await intake('wf-delivered-stale', 'single');
+    await claim('wf-delivered-stale', 'batch');
+    // A transaction holds the run (as a delivery of another step would) and moves its row on before the
+    // outcome's lock is granted: the outcome's snapshot is then older than the locked row.
+    const blocker = env.db.transaction().execute(async (trx) => {
+      await lockRun(trx, TENANT, 'wf-delivered-stale');
+      await sql`UPDATE runs SET updated_at = now() WHERE run_id = 'wf-delivered-stale'`.execute(trx);
+      await new Promise((r) => setTimeout(r, 300));
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const rows = await recordOutcomeBatch(
+      env.db,
+      WORKER,
+      outcomesOf('wf-delivered-stale').map((o) => ({ ...o, deliver: true })),
+      env.schema,
+    );
+    await blocker;
+    expect(rows.map((r) => r.status)).toEqual(['CONFIRMED', 'FAILED', 'UNKNOWN']);
+    expect(rows.map((r) => r.outcome_delivered)).toEqual([false, false, false]);
+    expect(await written('wf-delivered-stale')).toMatchObject({ run: [{ cursor: 0 }] });
+  });
+});
+
 describe('a batch form writes nothing for an input its compare-and-set does not match', () => {
   it('intake, claim, outcome and delivered mark each leave such a step exactly as it was', async () => {
     // The intake: a run that is unwinding takes no new step.

@@ -5,6 +5,7 @@ import {
   planOf,
   recordNewIntents,
   StepStatus,
+  type IntakeClaim,
   type IntakeOutcome,
   type IntakeRequest,
   type NewIntent,
@@ -38,13 +39,20 @@ export function createIntakeGroup(db: SagaDb, relayGraceMs: number): IntakeGroup
  * the run not RUNNING, an earlier step UNKNOWN or an earlier step of the same operation (a replanned
  * duplicate): then the intake transaction decides, by the rules of step resolution and of duplicates, with
  * nothing written yet (it reads the earlier step under the run lock and refuses DUPLICATE_OPERATION).
+ *
+ * With `claim` (a slot of the API's inline executor), the step is written claimed under it; the outcome's
+ * `dispatch` is then still the step's first dispatch, whose outbox message the statement wrote published.
  */
-export async function groupedIntake(group: IntakeGroup, req: IntakeRequest): Promise<IntakeOutcome | null> {
+export async function groupedIntake(
+  group: IntakeGroup,
+  req: IntakeRequest,
+  claim?: IntakeClaim,
+): Promise<IntakeOutcome | null> {
   const stepIdx = req.stepIdx;
   if (!req.fastPath || stepIdx === undefined || req.dependsOn?.some((d) => d >= stepIdx)) return null;
   const plan = planOf(req, stepIdx);
   if (plan.status !== StepStatus.INTENDED) return null;
-  const row = await group.submit(intentOf(req, stepIdx, plan));
+  const row = await group.submit(claim ? { ...intentOf(req, stepIdx, plan), claim } : intentOf(req, stepIdx, plan));
   if (!row) return null;
   logIntended(req, stepIdx, plan);
   return { kind: 'step', step: row, replayed: false, dispatch: executeDispatch(row, 1), delivered: false };

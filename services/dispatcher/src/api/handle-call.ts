@@ -26,6 +26,7 @@ import { runPureTool } from './run-pure-tool.js';
 import type { CallBody } from './schemas.js';
 import type { SettleWaiter } from './settle-waiter.js';
 import type { DeliveryGroup } from './delivery-group.js';
+import type { InlineSlot } from '../executor/inline-executor.js';
 
 export interface CallContext extends ApiDeps {
   readonly waiter: SettleWaiter;
@@ -106,12 +107,17 @@ export async function handleCall(
     maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
     maxStepsPerRun: ctx.config.SAGA_MAX_STEPS_PER_RUN,
   };
+  // With inline execution, a call the grouped intake can take is written claimed by this process.
+  const slot = ctx.inline && request.fastPath && body.stepIdx !== undefined ? ctx.inline.reserve(tool) : null;
   let intake;
+  let claimed: InlineSlot | null = null;
   try {
-    intake =
-      (await groupedIntake(ctx.intakes, request)) ??
-      (await ctx.db.transaction().execute((trx) => callIntake(trx, request)));
+    const grouped = await groupedIntake(ctx.intakes, request, slot?.claim);
+    if (grouped?.kind === 'step' && slot && grouped.step.lease_owner === slot.claim.owner) claimed = slot;
+    else slot?.release();
+    intake = grouped ?? (await ctx.db.transaction().execute((trx) => callIntake(trx, request)));
   } catch (err) {
+    slot?.release();
     span.end(err);
     throw err;
   }
@@ -135,14 +141,10 @@ export async function handleCall(
         }
       : intake;
 
-  const settled = await settle(
-    ctx,
-    step,
-    dispatch,
-    intakeStartedAt,
-    body.waitMs ?? ctx.config.CALL_WAIT_DEFAULT_MS,
-    log,
-  );
+  const waitMs = body.waitMs ?? ctx.config.CALL_WAIT_DEFAULT_MS;
+  const settled = claimed
+    ? await settleHere(ctx, step, claimed, waitMs)
+    : await settle(ctx, step, dispatch, intakeStartedAt, waitMs, log);
   if (dispatch && isSettled(settled.status))
     ctx.metrics.dispatchLatency.observe({ tool: tool.name }, (performance.now() - committedAt) / 1000);
   if (isSettled(settled.status) && !delivered && !settled.outcome_delivered)
@@ -189,6 +191,63 @@ async function settle(
       { tenantId: step.tenant_id, runId: step.run_id, stepIdx: step.step_idx },
       waitMs,
       unseen ? step : undefined,
+    );
+  } finally {
+    watch.close();
+  }
+}
+
+/**
+ * The attempt of a step the intake wrote claimed by this process's inline executor, and the wait for it:
+ * the recorded row comes straight from the attempt, so the answer needs neither the NOTIFY nor a read, and
+ * a settled outcome is marked delivered by the outcome's own statement.
+ *
+ * The hand-off decides who sees the outcome, once: when the attempt is about to record, it asks whether this
+ * request still waits; yes (`taken`) binds the request to answer with the recorded row, however long the
+ * statement takes, because the row is then recorded delivered and the run's cursor moves past it. If the
+ * wait ends first (`waitMs`, or the API draining: the key is watched for that), the request gives up
+ * (`gone`), the attempt goes on and records undelivered, and the step is read as it is, through the
+ * delivery group, as is a step whose outcome the attempt did not record.
+ */
+async function settleHere(
+  ctx: CallContext,
+  step: StepRow,
+  slot: InlineSlot,
+  waitMs: number,
+): Promise<StepRow> {
+  const deadline = Date.now() + waitMs;
+  let handoff: 'waiting' | 'taken' | 'gone' = 'waiting';
+  const deliverTo = (): boolean => {
+    if (handoff !== 'waiting') return false;
+    handoff = 'taken';
+    return true;
+  };
+  const watch = ctx.waiter.watch(step.idempotency_key);
+  try {
+    const ran = slot.run(step, deliverTo).then((row) => ({ row }));
+    let row: StepRow | null = null;
+    for (;;) {
+      const left = deadline - Date.now();
+      const woke = await Promise.race([ran, left > 0 ? watch.next(left) : ('timeout' as const)]);
+      if (typeof woke === 'object') {
+        row = woke.row;
+        break;
+      }
+      // Its own outcome's NOTIFY can arrive before the statement's answer: wait for the answer.
+      if (woke === 'notified') continue;
+      if (handoff === 'waiting') {
+        handoff = 'gone';
+        break;
+      }
+      row = (await ran).row; // taken: the outcome is being recorded for this answer
+      break;
+    }
+    if (row && !isInFlight(row.status)) return row;
+    return await awaitSettle(
+      ctx.deliveries,
+      watch,
+      { tenantId: step.tenant_id, runId: step.run_id, stepIdx: step.step_idx },
+      Math.max(0, deadline - Date.now()),
     );
   } finally {
     watch.close();

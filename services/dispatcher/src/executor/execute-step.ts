@@ -152,7 +152,7 @@ export async function executeStep(
     case 'claimed':
       return {
         kind: 'executed',
-        ...(await runClaimed(d, d.registry.get(claim.row.tool), claim.row, jobTrace(job, claim.row))),
+        ...(await runClaimedStep(d, claim.row, jobTrace(job, claim.row))),
       };
     case 'lease-expired':
       d.logger.warn(
@@ -187,12 +187,20 @@ function jobTrace(job: ExecuteJob, row: StepRow): TraceContext | null {
   return parseTraceparent(job.traceparent) ?? storedTrace(row);
 }
 
-async function runClaimed(
+/**
+ * The attempt of a step this process holds the lease of: claimed by {@link executeStep}, or written claimed
+ * at intake by the API's inline executor (core's `IntakeClaim`). Calls the tool as the row stores it and
+ * records the outcome under the lease; what it throws, and when, is as {@link executeStep} says after its claim.
+ * `deliverTo`, asked just before the outcome is recorded, says whether a caller still waits for it: then a
+ * settled outcome is recorded delivered (core's `OutcomeRecord.deliver`) and the caller must answer with it.
+ */
+export async function runClaimedStep(
   d: ExecuteStepDeps,
-  tool: AnyTool | undefined,
   row: StepRow,
   parent: TraceContext | null,
+  deliverTo?: () => boolean,
 ): Promise<{ outcome: StepOutcome['status']; recorded: RecordOutcomeResult }> {
+  const tool = d.registry.get(row.tool);
   const logger = d.logger.child({ runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key });
   d.crash(CrashPoint.AFTER_CLAIM_BEFORE_TOOL);
 
@@ -247,7 +255,7 @@ async function runClaimed(
   };
   let recorded: RecordOutcomeResult;
   if (d.groups) {
-    const grouped = await d.groups.outcome.submit(input);
+    const grouped = await d.groups.outcome.submit(deliverTo?.() ? { ...input, deliver: true } : input);
     recorded = grouped ? { kind: 'recorded', row: grouped } : await recordOutcomeSlow(d.db, input);
   } else recorded = await recordOutcome(d.db, input);
   if (recorded.kind === 'dropped')

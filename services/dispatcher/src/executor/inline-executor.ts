@@ -1,6 +1,12 @@
-import type { ExecuteDispatch } from '@agent-saga/core';
+import {
+  storedTrace,
+  type AnyTool,
+  type ExecuteDispatch,
+  type IntakeClaim,
+  type StepRow,
+} from '@agent-saga/core';
 import { ClaimFailedError } from './claim-failed-error.js';
-import { executeStep, type ExecuteStepDeps } from './execute-step.js';
+import { executeStep, leasePlan, runClaimedStep, type ExecuteStepDeps } from './execute-step.js';
 import { createStepRunner } from './step-runner.js';
 
 /**
@@ -16,6 +22,12 @@ import { createStepRunner } from './step-runner.js';
  * publishes after RELAY_GRACE_MS to the executor pool; a process killed after the claim leaves a lease that
  * lapses into the reconciler's lookup, exactly as an executor killed there does.
  *
+ * Claimed at intake: for a call the grouped intake writes (a new step at a named index), the API first
+ * takes a slot here ({@link InlineExecutor.reserve}) and the intake writes the step already claimed under
+ * this executor's lease (core's `IntakeClaim`: no claim statement, no outbox update); the slot then runs the
+ * attempt and hands the recorded row straight to the waiting request (no NOTIFY round trip for it). Its
+ * crash recovery is an executor's after its claim: the lease lapses into the reconciler's lookup.
+ *
  * What it trades: the API's event loop now also waits on tools, so pools no longer scale apart for these
  * calls. A deployment that scales executors on their own keeps the default (off): the API only enqueues.
  * The executor pool is still needed for re-dispatches, and for whatever the API leaves to the relay.
@@ -29,7 +41,13 @@ export interface InlineExecutor {
    * the outcome statement's NOTIFY, as an executor's does.
    */
   execute(d: ExecuteDispatch): boolean;
-  /** Running steps now. */
+  /**
+   * A slot for a step the intake is about to write claimed, or null at capacity or while closing. Exactly
+   * one of `run` (with the row the intake wrote under `claim`) or `release` (the intake wrote none, or
+   * wrote it unclaimed) must follow.
+   */
+  reserve(tool: AnyTool): InlineSlot | null;
+  /** Running (and reserved) steps now. */
   readonly size: number;
   /**
    * Waits for the running steps; after `drainMs` aborts their calls, which then record UNKNOWN (as an
@@ -39,6 +57,25 @@ export interface InlineExecutor {
   /** Aborts the running calls now (a second SIGTERM). */
   abortRunning(): void;
 }
+
+/** A place in the inline executor, held from before the intake until the attempt has been recorded. */
+export interface InlineSlot {
+  /** What the intake writes the step with. */
+  readonly claim: IntakeClaim;
+  /**
+   * Makes the attempt of `row` (written claimed under `claim`) and resolves the row as the outcome left it
+   * (CONFIRMED, FAILED, UNKNOWN), or null when nothing was recorded here (the step had moved on, or a
+   * database error after the call: the lease then lapses into the reconciler's lookup). Never rejects.
+   * `deliverTo` is asked once, just before the outcome is recorded: true means the caller still waits and
+   * will answer with the resolved row, so a settled outcome is recorded delivered in the same statement.
+   */
+  run(row: StepRow, deliverTo?: () => boolean): Promise<StepRow | null>;
+  /** Gives the place back without running anything (idempotent). */
+  release(): void;
+}
+
+/** The cause of the ATTEMPT event of a step claimed at intake. */
+export const INTAKE_CLAIM_CAUSE = 'api: claimed at intake';
 
 export type InlineExecutorDeps = Omit<ExecuteStepDeps, 'workerId' | 'shutdownSignal' | 'groups'> & {
   /** Steps run at once at most; past it, calls are dispatched to the executor pool. */
@@ -51,6 +88,8 @@ export function createInlineExecutor(d: InlineExecutorDeps): InlineExecutor {
     role: 'api',
   });
   let closing = false;
+  let reserved = 0;
+  const leases = leasePlan(d);
 
   const run = async (dispatch: ExecuteDispatch): Promise<void> => {
     try {
@@ -67,15 +106,51 @@ export function createInlineExecutor(d: InlineExecutorDeps): InlineExecutor {
     }
   };
 
+  const runClaimed = async (row: StepRow, deliverTo?: () => boolean): Promise<StepRow | null> => {
+    try {
+      const { recorded } = await runClaimedStep(deps, row, storedTrace(row), deliverTo);
+      return recorded.kind === 'dropped' ? null : recorded.row;
+    } catch (err) {
+      d.logger.error(
+        { err, runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key },
+        'inline execution failed after the intake claimed the step; its lease will lapse into a lookup',
+      );
+      return null;
+    }
+  };
+
   return {
     workerId,
     execute(dispatch) {
-      if (closing || running.size >= d.concurrency) return false;
+      if (closing || running.size + reserved >= d.concurrency) return false;
       void running.track(run(dispatch));
       return true;
     },
+    reserve(tool) {
+      if (closing || running.size + reserved >= d.concurrency) return null;
+      reserved += 1;
+      let held = true;
+      const release = (): void => {
+        if (held) reserved -= 1;
+        held = false;
+      };
+      return {
+        claim: {
+          owner: workerId,
+          leaseMs: leases.leaseMsByTool.get(tool.name) ?? leases.defaultLeaseMs,
+          cause: INTAKE_CLAIM_CAUSE,
+        },
+        run(row, deliverTo) {
+          if (!held) throw new Error('inline slot used after its release');
+          const work = running.track(runClaimed(row, deliverTo));
+          release();
+          return work;
+        },
+        release,
+      };
+    },
     get size() {
-      return running.size;
+      return running.size + reserved;
     },
     async close(drainMs) {
       closing = true;

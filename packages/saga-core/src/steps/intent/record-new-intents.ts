@@ -21,7 +21,37 @@ export type NewIntent = Omit<
 > & {
   /** The operation the step performs (`operationIdentity`); null for a repeatable tool (never a duplicate). */
   readonly operation: OperationIdentity | null;
+  /**
+   * Set when the process writing the step will also make its first attempt (the API's inline executor):
+   * the step is written already claimed, see {@link IntakeClaim}. Absent: INTENDED with no lease, and an
+   * unpublished outbox message for the fast path's publish or the relay.
+   */
+  readonly claim?: IntakeClaim;
 };
+
+/**
+ * A step claimed in the statement that writes it, by the process that will run its first attempt right
+ * after the commit: the row is written with that process's lease (`lease_owner`, `lease_until` = now plus
+ * `leaseMs`), `attempts` 1 and `last_attempt_at` now, its ATTEMPT event after the intake event, and its
+ * outbox message born published (`published_at` now: handed to an executor, as a claim marks it).
+ *
+ * Why this is as safe as the claim it replaces: it is the state the executor's claim would have written a
+ * moment later, with the same lease, so every recovery path is the one of an executor that claimed and
+ * died. A process killed after this commit, before or during the call, leaves an INTENDED row whose lease
+ * lapses into the reconciler's lookup by key (it never re-sends blindly, and the republisher skips a leased
+ * row); nothing is ever called without this row committed first. What it costs: a crash in the moment
+ * between the commit and the call is recovered after the lease and a lookup rather than by the relay's
+ * re-publish after its grace. What it saves: the claim statement (a round trip, a commit, the row's
+ * second version and the outbox row's update).
+ */
+export interface IntakeClaim {
+  /** The lease owner: the claiming process's worker id. */
+  readonly owner: string;
+  /** The lease: the tool's timeout plus the lease margin, as the executor's claim would take it. */
+  readonly leaseMs: number;
+  /** The cause of the ATTEMPT event (who claimed: `api: claimed at intake`). */
+  readonly cause: string;
+}
 
 /** The operation of the grouped statement's item `i`, from its columns. */
 const ITEM_OPERATION: OperationSql = {
@@ -71,7 +101,8 @@ const ITEM_OPERATION: OperationSql = {
  * outbox row carries it as `traceparent`), and its intake event with the trace id.
  *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
- * leave the outbox rows alone for `relayGraceMs`. The rule this form keeps with `recordIntent`: README.md here.
+ * leave the outbox rows alone for `relayGraceMs`; a step with a `claim` is written claimed, its message
+ * published (see {@link IntakeClaim}). The rule this form keeps with `recordIntent`: README.md here.
  */
 export async function recordNewIntents(
   db: SagaDb,
@@ -103,10 +134,13 @@ export async function recordNewIntents(
                            ${col((i) => i.operation === null)}::bool[],
                            ${col((i) => json(i.operation?.identity ?? null))}::jsonb[],
                            ${col((i) => json(i.decision ?? null))}::jsonb[],
-                           ${traces.map((t) => t.traceId)}::text[], ${traces.map((t) => t.spanId)}::text[])
+                           ${traces.map((t) => t.traceId)}::text[], ${traces.map((t) => t.spanId)}::text[],
+                           ${col((i) => i.claim?.owner ?? null)}::text[],
+                           ${col((i) => (i.claim ? i.claim.leaseMs / 1000 : null))}::float8[],
+                           ${col((i) => i.claim?.cause ?? null)}::text[])
         AS i(run_id, tenant_id, step_idx, tool, tool_class, tool_version, idempotency_key, args, payload_hash,
              compensation, correction, audience, depends_on, job_id, payload, repeatable, identity, decision,
-             trace_hex, span_hex)
+             trace_hex, span_hex, claim_owner, claim_secs, claim_cause)
     ),
     run AS MATERIALIZED (
       SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed FROM runs r
@@ -115,13 +149,18 @@ export async function recordNewIntents(
     ),
     step AS (
       INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
-                            payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id)
+                            payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id,
+                            lease_owner, lease_until, attempts, last_attempt_at)
       SELECT i.run_id, i.step_idx, i.tenant_id, i.tool, i.tool_class, i.tool_version, i.idempotency_key, i.args,
              i.payload_hash, ${StepStatus.INTENDED}, i.compensation, i.correction,
              ARRAY(SELECT jsonb_array_elements_text(i.audience)),
              CASE WHEN i.depends_on IS NOT NULL
                   THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END,
-             decode(i.trace_hex, 'hex'), decode(i.span_hex, 'hex')
+             decode(i.trace_hex, 'hex'), decode(i.span_hex, 'hex'),
+             i.claim_owner,
+             CASE WHEN i.claim_owner IS NOT NULL THEN now() + make_interval(secs => i.claim_secs) END,
+             CASE WHEN i.claim_owner IS NOT NULL THEN 1 ELSE 0 END,
+             CASE WHEN i.claim_owner IS NOT NULL THEN now() END
         FROM i JOIN run ON run.run_id = i.run_id AND run.tenant_id = i.tenant_id
        WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL AND NOT run.governed
          AND NOT EXISTS (SELECT 1 FROM saga_log u
@@ -137,16 +176,26 @@ export async function recordNewIntents(
     ),
     ev AS (
       INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
-      SELECT s.run_id, s.step_idx, ${StepEventKind.TRANSITION}, NULL, s.status, 'intake',
-             CASE WHEN i.decision IS NULL THEN jsonb_build_object('args', s.args)
-                  ELSE jsonb_build_object('args', s.args, 'decision', i.decision) END,
-             s.trace_id
+      SELECT e.run_id, e.step_idx, e.kind, e.from_status, e.to_status, e.cause, e.detail, e.trace_id
         FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
+       CROSS JOIN LATERAL (
+         SELECT 0 AS n, s.run_id, s.step_idx, ${StepEventKind.TRANSITION}::text AS kind, NULL::text AS from_status,
+                s.status AS to_status, 'intake'::text AS cause,
+                CASE WHEN i.decision IS NULL THEN jsonb_build_object('args', s.args)
+                     ELSE jsonb_build_object('args', s.args, 'decision', i.decision) END AS detail,
+                s.trace_id
+         UNION ALL
+         SELECT 1, s.run_id, s.step_idx, ${StepEventKind.ATTEMPT}::text, NULL, NULL, i.claim_cause,
+                jsonb_build_object('attempt', 1, 'worker', i.claim_owner, 'jobId', i.job_id), s.trace_id
+          WHERE i.claim_owner IS NOT NULL
+       ) e
+       ORDER BY e.run_id, e.step_idx, e.n
     ),
     ob AS (
-      INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)
+      INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after, published_at)
       SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, i.job_id, i.payload,
-             now() + make_interval(secs => ${relayGraceMs / 1000}::float8)
+             now() + make_interval(secs => ${relayGraceMs / 1000}::float8),
+             CASE WHEN i.claim_owner IS NOT NULL THEN now() END
         FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
     )
     SELECT * FROM step`.execute(db);

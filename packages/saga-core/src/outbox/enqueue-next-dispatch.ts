@@ -23,11 +23,13 @@ export interface NextDispatch {
 
 /**
  * Writes the next dispatch of an already-dispatched step: an outbox message numbered one past the step's
- * highest, so its job id (`<key>-d<n>`) is one BullMQ has never seen. The one home of the dispatch number,
+ * highest, so its job id (`<key>-d<n>`) is one BullMQ has never seen. The intake's dispatch is number 1
+ * whether or not it left a message (a step written claimed at intake has none, see `IntakeClaim`), so the
+ * next is never below 2. The one home of the dispatch number,
  * used by a re-dispatch after NOT_EXECUTED and by the republish of an intent Redis lost.
  *
  * ```sql
- * SELECT coalesce(max((payload->>'dispatchNo')::int), 0) FROM outbox WHERE idempotency_key = $key;
+ * SELECT greatest(coalesce(max((payload->>'dispatchNo')::int), 0), 1) FROM outbox WHERE idempotency_key = $key;
  * INSERT INTO outbox (…, job_id, payload) VALUES (…, $key || '-d' || $n, {…, dispatchNo: $n});
  * ```
  *
@@ -41,7 +43,7 @@ export async function enqueueNextDispatch(
   o: NextDispatchInput,
 ): Promise<NextDispatch> {
   const prev = await sql<{ n: number }>`
-    SELECT coalesce(max((payload->>'dispatchNo')::int), 0)::int AS n
+    SELECT greatest(coalesce(max((payload->>'dispatchNo')::int), 0), 1)::int AS n
       FROM outbox WHERE idempotency_key = ${row.idempotency_key}`.execute(trx);
   const dispatchNo = (prev.rows[0]?.n ?? 0) + 1;
   const jobId = await enqueueExecution(

@@ -40,8 +40,8 @@ export function createIntakeGroup(db: SagaDb, relayGraceMs: number): IntakeGroup
  * duplicate): then the intake transaction decides, by the rules of step resolution and of duplicates, with
  * nothing written yet (it reads the earlier step under the run lock and refuses DUPLICATE_OPERATION).
  *
- * With `claim` (a slot of the API's inline executor), the step is written claimed under it; the outcome's
- * `dispatch` is then still the step's first dispatch, whose outbox message the statement wrote published.
+ * With `claim` (a slot of the API's inline executor), the step is written claimed under it, with no outbox
+ * message; the outcome's `dispatch` is then still the step's first dispatch (its job id, in the ATTEMPT event).
  */
 export async function groupedIntake(
   group: IntakeGroup,
@@ -52,7 +52,9 @@ export async function groupedIntake(
   if (!req.fastPath || stepIdx === undefined || req.dependsOn?.some((d) => d >= stepIdx)) return null;
   const plan = planOf(req, stepIdx);
   if (plan.status !== StepStatus.INTENDED) return null;
-  const row = await group.submit(claim ? { ...intentOf(req, stepIdx, plan), claim } : intentOf(req, stepIdx, plan));
+  const row = await group.submit(
+    claim ? { ...intentOf(req, stepIdx, plan), claim } : intentOf(req, stepIdx, plan),
+  );
   if (!row) return null;
   logIntended(req, stepIdx, plan);
   return { kind: 'step', step: row, replayed: false, dispatch: executeDispatch(row, 1), delivered: false };

@@ -24,7 +24,7 @@ import { createStepRunner } from './step-runner.js';
  *
  * Claimed at intake: for a call the grouped intake writes (a new step at a named index), the API first
  * takes a slot here ({@link InlineExecutor.reserve}) and the intake writes the step already claimed under
- * this executor's lease (core's `IntakeClaim`: no claim statement, no outbox update); the slot then runs the
+ * this executor's lease (core's `IntakeClaim`: no claim statement, no outbox message); the slot then runs the
  * attempt and hands the recorded row straight to the waiting request (no NOTIFY round trip for it). Its
  * crash recovery is an executor's after its claim: the lease lapses into the reconciler's lookup.
  *

@@ -32,17 +32,25 @@ export type NewIntent = Omit<
 /**
  * A step claimed in the statement that writes it, by the process that will run its first attempt right
  * after the commit: the row is written with that process's lease (`lease_owner`, `lease_until` = now plus
- * `leaseMs`), `attempts` 1 and `last_attempt_at` now, its ATTEMPT event after the intake event, and its
- * outbox message born published (`published_at` now: handed to an executor, as a claim marks it).
+ * `leaseMs`), `attempts` 1 and `last_attempt_at` now, and its ATTEMPT event after the intake event (detail
+ * `jobId`: the first dispatch's id, as an executor's claim records it). It gets **no outbox message**.
  *
  * Why this is as safe as the claim it replaces: it is the state the executor's claim would have written a
  * moment later, with the same lease, so every recovery path is the one of an executor that claimed and
  * died. A process killed after this commit, before or during the call, leaves an INTENDED row whose lease
  * lapses into the reconciler's lookup by key (it never re-sends blindly, and the republisher skips a leased
- * row); nothing is ever called without this row committed first. What it costs: a crash in the moment
- * between the commit and the call is recovered after the lease and a lookup rather than by the relay's
- * re-publish after its grace. What it saves: the claim statement (a round trip, a commit, the row's
- * second version and the outbox row's update).
+ * row); nothing is ever called without this row committed first ("no row, no call").
+ *
+ * Why no outbox message: an outbox message exists so that a committed intent reaches an executor even if
+ * the process that wrote it dies before handing it over (the relay publishes what nobody claimed). A step
+ * written claimed has been handed over in its own commit, to the lease, whose lapse is the recovery; the
+ * message would be born published and never read (the relay, the republisher and the stale-outbox scan
+ * all skip it), costing an insert into four indexes. Its dispatch number 1 is still taken: a re-dispatch
+ * after NOT_EXECUTED is number 2 (`enqueueNextDispatch`), and the ATTEMPT event names the first job id.
+ *
+ * What it costs: a crash in the moment between the commit and the call is recovered after the lease and a
+ * lookup rather than by the relay's re-publish after its grace. What it saves: the claim statement (a round
+ * trip, a commit, the row's second version) and the outbox row (docs/benchmarks.md).
  */
 export interface IntakeClaim {
   /** The lease owner: the claiming process's worker id. */
@@ -101,8 +109,8 @@ const ITEM_OPERATION: OperationSql = {
  * outbox row carries it as `traceparent`), and its intake event with the trace id.
  *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
- * leave the outbox rows alone for `relayGraceMs`; a step with a `claim` is written claimed, its message
- * published (see {@link IntakeClaim}). The rule this form keeps with `recordIntent`: README.md here.
+ * leave the outbox rows alone for `relayGraceMs`; a step with a `claim` is written claimed, with no outbox
+ * message (see {@link IntakeClaim}). The rule this form keeps with `recordIntent`: README.md here.
  */
 export async function recordNewIntents(
   db: SagaDb,
@@ -192,11 +200,11 @@ export async function recordNewIntents(
        ORDER BY e.run_id, e.step_idx, e.n
     ),
     ob AS (
-      INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after, published_at)
+      INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)
       SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, i.job_id, i.payload,
-             now() + make_interval(secs => ${relayGraceMs / 1000}::float8),
-             CASE WHEN i.claim_owner IS NOT NULL THEN now() END
+             now() + make_interval(secs => ${relayGraceMs / 1000}::float8)
         FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
+       WHERE i.claim_owner IS NULL
     )
     SELECT * FROM step`.execute(db);
   const written = new Map(r.rows.map((row) => [slot({ runId: row.run_id, stepIdx: row.step_idx }), row]));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { unseenOutcomeSchema } from './call-outcome.js';
 import {
@@ -15,6 +16,8 @@ export interface Transport {
   readonly baseUrl: string;
   readonly token: string;
   readonly send: SendRequest;
+  /** How long a request that may be repeated is sent again while the dispatcher is unavailable (0: never). */
+  readonly unavailableRetryMs: number;
 }
 
 export interface JsonRequest<S extends z.ZodType> {
@@ -24,7 +27,16 @@ export interface JsonRequest<S extends z.ZodType> {
   /** The success statuses this endpoint may answer with; any other 2xx/3xx is unexpected. */
   readonly ok: readonly number[];
   readonly schema: S;
+  /**
+   * The request may be sent again after "no answer": a call (its `stepIdx` makes a repeat the same step,
+   * which the dispatcher answers instead of acting twice). Every GET is. See {@link requestJson}.
+   */
+  readonly repeatable?: boolean;
 }
+
+/** First pause before a repeat, doubled each time up to {@link MAX_PAUSE_MS}. */
+const FIRST_PAUSE_MS = 100;
+const MAX_PAUSE_MS = 2_000;
 
 /** The dispatcher's error body: `{ error: { code, message, field?, fields?, outcome?, ... } }`. */
 const errorBodySchema = z.object({
@@ -41,8 +53,42 @@ const errorBodySchema = z.object({
  * Sends one JSON request and returns the validated body with its status, or throws the error family the
  * answer maps onto. A body that does not match `schema` is an {@link UnexpectedResponseError} naming
  * what was wrong, never a value cast to a type it does not have.
+ *
+ * A `repeatable` request (a call, any GET) that gets no answer (the connection refused or reset, a proxy's 5xx page, the
+ * dispatcher's 503 while it drains) is sent again, with pauses from 100 ms doubling to 2 s, for up to the
+ * transport's `unavailableRetryMs`; then the last {@link ServiceUnavailableError} is thrown. Why the client
+ * does this rather than the agent: a dispatcher restarted or failed over mid-call resets every request it
+ * held, and an agent shown that error tends to read it as done (`pnpm simulate`, docs/simulation.md: an
+ * agent that took the reset of an API restart for success completed its run without the write). A call
+ * carries its `stepIdx`, so its repeat is the same step: the dispatcher writes it if the first never
+ * committed, and answers its outcome if it did. Nothing else is repeated (a run's creation, an approval,
+ * a correction's send): their callers decide.
  */
 export async function requestJson<S extends z.ZodType>(
+  transport: Transport,
+  req: JsonRequest<S>,
+): Promise<{ readonly status: number; readonly data: z.infer<S> }> {
+  const repeatable = req.repeatable ?? req.method === 'GET';
+  if (!repeatable || transport.unavailableRetryMs <= 0) return requestOnce(transport, req);
+  const giveUpAt = Date.now() + transport.unavailableRetryMs;
+  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, MAX_PAUSE_MS)) {
+    try {
+      return await requestOnce(transport, req);
+    } catch (err) {
+      if (!isUnavailable(err) || Date.now() + pause > giveUpAt) throw err;
+      await sleep(pause);
+    }
+  }
+}
+
+/** No usable answer: nothing the dispatcher decided (a transport failure, a proxy's page, a 503 drain). */
+function isUnavailable(err: unknown): boolean {
+  return (
+    err instanceof ServiceUnavailableError && (err.code === LocalErrorCode.UNAVAILABLE || err.status === 503)
+  );
+}
+
+async function requestOnce<S extends z.ZodType>(
   transport: Transport,
   req: JsonRequest<S>,
 ): Promise<{ readonly status: number; readonly data: z.infer<S> }> {

@@ -32,8 +32,12 @@ afterEach(async () => {
 });
 
 async function clientAnswering(...answers: Answer[]) {
+  return clientWith({}, ...answers);
+}
+
+async function clientWith(options: { readonly unavailableRetryMs?: number }, ...answers: Answer[]) {
   server = await startFakeDispatcher(scripted(...answers));
-  return { client: createSagaClient({ baseUrl: server.url, token: TOKEN }), server };
+  return { client: createSagaClient({ baseUrl: server.url, token: TOKEN, ...options }), server };
 }
 
 /** The rejection of `p`, so that several properties of one error can be asserted. */
@@ -306,7 +310,11 @@ describe('answers that are not the dispatcher wire format are clear errors', () 
   });
 
   it('a 5xx page and a dropped connection are ServiceUnavailableError', async () => {
-    const { client } = await clientAnswering({ status: 502, raw: '<h1>Bad gateway</h1>' }, { hangUp: true });
+    const { client } = await clientWith(
+      { unavailableRetryMs: 0 },
+      { status: 502, raw: '<h1>Bad gateway</h1>' },
+      { hangUp: true },
+    );
     await expect(client.call('r', 't', {}, { stepIdx: 0 })).rejects.toMatchObject({
       name: 'ServiceUnavailableError',
       status: 502,
@@ -317,10 +325,55 @@ describe('answers that are not the dispatcher wire format are clear errors', () 
     });
   });
 
-  it('a dispatcher that is not there is ServiceUnavailableError', async () => {
-    const { client, server } = await clientAnswering();
+  it('a dispatcher that is not there is ServiceUnavailableError, once the repeats are spent', async () => {
+    const { server } = await clientAnswering();
     await server.close();
+    const client = createSagaClient({ baseUrl: server.url, token: TOKEN, unavailableRetryMs: 500 });
+    const startedAt = Date.now();
     await expect(client.getRun('r')).rejects.toBeInstanceOf(ServiceUnavailableError);
+    // Sent at 0, 100, 300 ms (pauses of 100 and 200 ms); the next pause (400 ms) would pass the 500 ms.
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(300);
+  });
+
+  it('rejects a bad unavailableRetryMs naming it', () => {
+    expect(() =>
+      createSagaClient({ baseUrl: 'http://127.0.0.1:1', token: TOKEN, unavailableRetryMs: -1 }),
+    ).toThrow(/unavailableRetryMs/);
+  });
+});
+
+describe('no answer: a call or a read is sent again, nothing else is', () => {
+  it('a call reset and then answered by a proxy page is sent again at its stepIdx until it is answered', async () => {
+    const { client, server } = await clientAnswering(
+      { hangUp: true },
+      { status: 502, raw: '<h1>Bad gateway</h1>' },
+      confirmed(0),
+    );
+    await expect(client.call('r', 'create_ticket', { n: 1 }, { stepIdx: 0 })).resolves.toMatchObject({
+      status: 'CONFIRMED',
+      stepIdx: 0,
+    });
+    expect(server.requests.map((r) => [r.url, (r.body as { stepIdx: number }).stepIdx])).toEqual([
+      ['/v1/runs/r/calls', 0],
+      ['/v1/runs/r/calls', 0],
+      ['/v1/runs/r/calls', 0],
+    ]);
+  });
+
+  it('an answer the dispatcher decided (409, 500 INTERNAL) is not sent again', async () => {
+    const { client, server } = await clientAnswering(
+      apiError(500, 'INTERNAL'),
+      apiError(409, 'STEP_CONFLICT'),
+    );
+    await expect(client.call('r', 't', {}, { stepIdx: 0 })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(client.call('r', 't', {}, { stepIdx: 0 })).rejects.toBeInstanceOf(ConflictError);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a run creation that got no answer is not sent again: its caller decides', async () => {
+    const { client, server } = await clientAnswering({ hangUp: true });
+    await expect(client.createRun({ runId: 'r' })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(server.requests).toHaveLength(1);
   });
 });
 

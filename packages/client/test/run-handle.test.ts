@@ -25,9 +25,12 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function handleAnswering(answer: (req: RecordedRequest) => Answer): Promise<RunHandle> {
+async function handleAnswering(
+  answer: (req: RecordedRequest) => Answer,
+  options: { readonly unavailableRetryMs?: number } = {},
+): Promise<RunHandle> {
   server = await startFakeDispatcher(answer);
-  return createSagaClient({ baseUrl: server.url, token: 't' }).run('r1');
+  return createSagaClient({ baseUrl: server.url, token: 't', ...options }).run('r1');
 }
 
 /** The step indices the handle sent, in order, and which requests read the log. */
@@ -132,10 +135,21 @@ describe('a run handle counts the run steps itself', () => {
   });
 
   it('retries at the same index after a dropped connection (the call may have been recorded)', async () => {
-    const run = await handleAnswering(scripted(runView('r1', []), { hangUp: true }, confirmed(0)));
+    const run = await handleAnswering(scripted(runView('r1', []), { hangUp: true }, confirmed(0)), {
+      unavailableRetryMs: 0,
+    });
     await expect(run.call('charge_card', {})).rejects.toBeInstanceOf(ServiceUnavailableError);
     await run.call('charge_card', {});
     expect(sent()).toEqual(['getRun', 0, 0]);
+  });
+
+  it('by default the client itself sends a reset call and a reset log read again: no error reaches the agent', async () => {
+    const run = await handleAnswering(
+      scripted({ hangUp: true }, runView('r1', []), { hangUp: true }, confirmed(0)),
+    );
+    await expect(run.call('charge_card', {})).resolves.toMatchObject({ status: 'CONFIRMED', stepIdx: 0 });
+    expect(sent()).toEqual(['getRun', 'getRun', 0, 0]);
+    expect(run.openSteps).toEqual([]);
   });
 
   it('gives back the index of a call the dispatcher refused with 400', async () => {

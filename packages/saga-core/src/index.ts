@@ -75,6 +75,7 @@ export {
   type LookupSettlement,
   type SettleFromLookupInput,
 } from './tools/settle-from-lookup.js';
+export { nextLookupAt, type TooEarlyLookup } from './tools/next-lookup.js';
 export { ToolClass } from './tools/tool-class.js';
 export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
 

@@ -162,6 +162,34 @@ describe.each([
     expect(reworded.body).toMatchObject({ status: 'AWAITING_APPROVAL', stepIdx: 1 });
   });
 
+  it('refuses a duplicate of a confirmed step as that duplicate, even past an UNKNOWN step', async () => {
+    const h = harness();
+    await newRun(h, 'dup-past-unknown');
+    await call(h, 'dup-past-unknown', { ...ticket('41'), stepIdx: 0 });
+    const confirmed = await executeStep(h, 'dup-past-unknown', 0, { to: 'CONFIRMED' });
+    await call(h, 'dup-past-unknown', { ...notice('your refund is on its way'), stepIdx: 1 });
+    await sql`UPDATE saga_log SET status = 'UNKNOWN' WHERE run_id = 'dup-past-unknown' AND step_idx = 1`.execute(
+      h.env.db,
+    );
+    const before = await footprint(h, 'dup-past-unknown');
+    // An agent resuming from a transcript without step 0 calls it again as a new step: it learns step 0's
+    // outcome (not "step 1 is unknown"), and nothing is written.
+    const again = await call(h, 'dup-past-unknown', { ...ticket('41'), stepIdx: 2 });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({
+      code: 'DUPLICATE_OPERATION',
+      stepIdx: 0,
+      status: 'CONFIRMED',
+      sameArgs: true,
+      externalRef: confirmed.external_ref,
+    });
+    expect(await footprint(h, 'dup-past-unknown')).toEqual(before);
+    // Any other new step still waits for the unknown one.
+    const other = await call(h, 'dup-past-unknown', { ...ticket('42'), stepIdx: 2 });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ code: 'STEP_UNRESOLVED', stepIdx: 1 });
+  });
+
   it('still answers a retry at the same index as before: the outcome, or IDEMPOTENCY_MISMATCH', async () => {
     const h = harness();
     await newRun(h, 'dup-retry');

@@ -34,7 +34,12 @@ beforeAll(async () => {
     const batch = await Promise.all(
       Array.from({ length: 10 }, async (_, j) => {
         const hasEffect = (i + j) % 2 === 0;
-        const step = await unknownStep(env, `race-${i + j}`, { effects: hasEffect ? 1 : 0 });
+        // Sent long ago (past the horizon and lag): each step's lookups are exactly those of its verdict,
+        // however long the set-up took, so the counts below measure who worked it, not the clock.
+        const step = await unknownStep(env, `race-${i + j}`, {
+          effects: hasEffect ? 1 : 0,
+          attemptedAgoMs: 60_000,
+        });
         return { step, hasEffect };
       }),
     );

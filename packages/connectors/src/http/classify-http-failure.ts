@@ -10,6 +10,10 @@ export type HttpFailure =
       readonly status: number;
       /** The parsed JSON body, or `undefined` when the body was empty or not JSON (a gateway's HTML page). */
       readonly body: unknown;
+      /** The tool's attempt that got this answer (`ToolContext.attempt`); absent for a lookup's request. */
+      readonly attempt?: number;
+      /** The answer's `Retry-After`, in milliseconds, when it carried one. */
+      readonly retryAfterMs?: number;
     }
   | { readonly kind: 'transport'; readonly vendor: string; readonly error: unknown };
 
@@ -44,10 +48,15 @@ const KEY_MISMATCH_CODES: ReadonlySet<string> = new Set([
  * vendor as by the vendor, and Jira documents 429 without that promise. Unknown costs one lookup (which,
  * with the key in hand, proves absence after the lag) and never loses an effect; FAILED on a 429 that was
  * in fact processed would let a retry under a new step duplicate it.
+ *
+ * An unknown outcome that came with an answer carries the answer's `status`, the `attempt` it answered and
+ * its `Retry-After`: core's lookup rule reads them to drop the commit horizon for an attempt answered 429
+ * (nothing is in flight after an answer; `answered-rate-limit.ts` in `@agent-saga/core`), and only then —
+ * a 5xx may come from a gateway whose backend still works. No answer (a transport failure), no attempt.
  */
 export function classifyHttpFailure(failure: HttpFailure): SagaError {
   if (failure.kind === 'transport') return classifyTransport(failure.vendor, failure.error);
-  const { vendor, status, body } = failure;
+  const { vendor, status, body, attempt, retryAfterMs } = failure;
   const vendorCode = vendorCodeOf(body);
   const message = `${vendor}: HTTP ${status}${vendorCode ? ` ${vendorCode}` : ''}: ${messageOf(body) ?? 'no error body'}`;
   const details = { vendor, status, ...(vendorCode !== undefined ? { vendorCode } : {}) };
@@ -57,7 +66,11 @@ export function classifyHttpFailure(failure: HttpFailure): SagaError {
   if (DEFINITIVE_STATUSES.has(status) && isJsonObject(body)) {
     return new ClientError(message, details);
   }
-  return new HttpOutcomeUnknownError(message, details);
+  return new HttpOutcomeUnknownError(message, {
+    ...details,
+    ...(attempt !== undefined ? { attempt } : {}),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
 }
 
 function classifyTransport(vendor: string, error: unknown): SagaError {

@@ -2,6 +2,7 @@ import type { ToolContext } from '@agent-saga/core';
 import type { z } from 'zod';
 import { classifyHttpFailure } from './classify-http-failure.js';
 import { HttpOutcomeUnknownError } from './http-errors.js';
+import { parseRetryAfter } from './retry-after.js';
 
 /** One vendor's base URL and the `Authorization` header value, built once from config. */
 export interface HttpEndpoint {
@@ -30,8 +31,12 @@ export interface HttpRequest<T> {
   readonly call: HttpCall;
 }
 
-/** What a request takes from the tool's context: the abort signal and the trace context of its span. */
-export type HttpCall = Pick<ToolContext, 'signal' | 'traceparent'>;
+/**
+ * What a request takes from the tool's context: the abort signal, the trace context of its span, and on a
+ * tool call its `attempt` (a lookup's context has none), which an unknown outcome's error keeps so the
+ * lookup rule knows which attempt a 429 answered.
+ */
+export type HttpCall = Pick<ToolContext, 'signal' | 'traceparent'> & Partial<Pick<ToolContext, 'attempt'>>;
 
 export interface HttpAnswer<T> {
   readonly status: number;
@@ -75,7 +80,15 @@ export async function sendHttpRequest<T>(
   }
   const body = parseJson(text);
   if (!response.ok) {
-    throw classifyHttpFailure({ kind: 'response', vendor: endpoint.vendor, status: response.status, body });
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    throw classifyHttpFailure({
+      kind: 'response',
+      vendor: endpoint.vendor,
+      status: response.status,
+      body,
+      ...(req.call.attempt !== undefined ? { attempt: req.call.attempt } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   }
   const parsed = req.answer.safeParse(body);
   if (!parsed.success) {

@@ -25,7 +25,10 @@ const REFUSAL_TYPES: ReadonlySet<string> = new Set(['StripeCardError', 'StripeIn
  * - Everything else — connection errors, the client's timeout, 429, 5xx, a body the client could not read
  *   (a gateway's HTML 504 surfaces as `StripeAPIError` "Invalid JSON" with no status) — → UNKNOWN, keeping
  *   whatever status was seen. 429 is deliberately here: Stripe did not process it, but treating it as FAILED
- *   would tell the agent its intent was refused; as UNKNOWN the lookup settles it as not executed.
+ *   would tell the agent its intent was refused; as UNKNOWN the lookup settles it as not executed. The
+ *   error carries no `attempt`, so core's shortcut for an answered 429 (`answered-rate-limit.ts`) does not
+ *   apply, and need not: Stripe's tools keep the default commit horizon (their timeout), which is what
+ *   the shortcut would wait anyway, and a re-send carries the same Idempotency-Key.
  *
  * A {@link SagaError} thrown by the connector itself passes through unchanged.
  */

@@ -131,6 +131,13 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   const operation = operationIdentity(req.tool, req.args);
   const target = await readTarget(trx, req.runId, targetIdx, req.stepIdx !== undefined, operation);
   const existing = target.step;
+  // A new step that repeats an earlier step's operation is refused as that duplicate before anything else
+  // is decided, even with an unknown step below it: the refusal writes nothing and carries the earlier
+  // step's outcome, which is what its caller needs (an agent resuming from a transcript that lacks a
+  // confirmed write, told only "step 0 is unknown", would try and give up; `pnpm simulate`). The unknown
+  // step still waits for its own retry: nothing new is written past it.
+  if (!existing && target.duplicateOf && !definitionRepeats(req.definitions, run, req.tool))
+    throw refuseDuplicate(req, targetIdx, target.duplicateOf);
   const resolution = resolveStep({
     tool: req.tool.name,
     requestedIdx: req.stepIdx,

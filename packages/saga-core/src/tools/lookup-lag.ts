@@ -1,5 +1,6 @@
 import type { SagaDb, SagaTrx } from '../db/connect.js';
 import { readDeadline } from '../db/db-clock.js';
+import type { AnsweredRateLimit } from './answered-rate-limit.js';
 import type { AnyTool } from './define-tool.js';
 
 /** The declarations of a tool that say when its lookup's "not found" may be believed. */
@@ -31,14 +32,29 @@ export function commitHorizonOf(tool: Pick<AnyTool, 'commitHorizonMs' | 'timeout
  *
  * Why the sum, not the larger of the two: a request held to the end of the horizon commits there, and its
  * effect reaches the search index up to `lookupLagMs` after that.
+ *
+ * With `answered` (the last attempt ended in a 429 the vendor answered, see `answered-rate-limit.ts`), the
+ * horizon gives way to the moment of the answer: nothing is in flight after it, so only the lag, counted
+ * from the answer, remains, and the vendor's `Retry-After` if it asked for longer (the verdict "absent" is
+ * what lets the step be sent again, so it is not given before the vendor said it would serve a re-send).
+ * The answer is not timed by the database, so it is bounded: it came within the tool's `timeoutMs` of the
+ * send (the executor aborts the call then, and an abort is a timeout, not a 429), and never later than the
+ * horizon. Hence `min(horizon, timeoutMs) + max(lookupLagMs, retryAfterMs)`, and never more than the wait
+ * without the answer (`horizon + lookupLagMs`): knowing of the answer only ever shortens the wait, so a
+ * `Retry-After` longer than the horizon is honoured as far as the horizon reaches, as before.
  */
-export function absenceEvidenceAfterMs(tool: LookupTimings): number {
-  return commitHorizonOf(tool) + tool.lookupLagMs;
+export function absenceEvidenceAfterMs(tool: LookupTimings, answered?: AnsweredRateLimit): number {
+  const horizon = commitHorizonOf(tool);
+  const unanswered = horizon + tool.lookupLagMs;
+  if (!answered) return unanswered;
+  const fromAnswer = Math.min(horizon, tool.timeoutMs) + Math.max(tool.lookupLagMs, answered.retryAfterMs);
+  return Math.min(unanswered, fromAnswer);
 }
 
 /**
  * Reads, by the database's clock, whether {@link absenceEvidenceAfterMs} has passed since `lastAttemptAt`
- * (`lastAttemptAt + horizon + lag < now()`, see {@link readDeadline}). `lastAttemptAt` must be a timestamp
+ * (`lastAttemptAt + horizon + lag < now()`, see {@link readDeadline}; with `answered`, the wait of an
+ * answered 429). `lastAttemptAt` must be a timestamp
  * the database wrote (a row's `last_attempt_at`, its `send_started_at`, or its `updated_at` for a row never
  * attempted), never the process's clock. No row is read or written. The one home of "when may not found
  * be believed": every pool reaches it through `settleFromLookup`, or calls it directly.
@@ -47,7 +63,8 @@ export async function readLookupLag(
   db: SagaDb | SagaTrx,
   lastAttemptAt: Date,
   tool: LookupTimings,
+  answered?: AnsweredRateLimit,
 ): Promise<LookupLag> {
-  const d = await readDeadline(db, lastAttemptAt, absenceEvidenceAfterMs(tool));
+  const d = await readDeadline(db, lastAttemptAt, absenceEvidenceAfterMs(tool, answered));
   return { passed: d.passed, believableAt: d.at };
 }

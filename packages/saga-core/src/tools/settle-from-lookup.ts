@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { SagaDb } from '../db/connect.js';
+import { answeredRateLimitOf, type LastAttemptOutcome } from './answered-rate-limit.js';
 import { readLookupLag, type LookupLag } from './lookup-lag.js';
 import type { AnyTool, ToolEffect } from './define-tool.js';
 import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup-by-key.js';
@@ -14,7 +15,10 @@ import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup
  * Why the horizon: a vendor may hold a request past the client's timeout and commit it afterwards. Were
  * "not found" believed once only the lag had passed since the send, a lookup made between the timeout and
  * that late commit would prove absence, and the re-send would make the effect twice wherever the vendor
- * does not dedupe by key (a Jira ticket; seen by `pnpm simulate`, docs/simulation.md).
+ * does not dedupe by key (a Jira ticket; seen by `pnpm simulate`, docs/simulation.md). The one exception is
+ * a last attempt the vendor answered with 429 (`answered-rate-limit.ts`): nothing is in flight after that
+ * answer, so waiting out the horizon would only keep a step that never happened unknown (an agent gave up
+ * on a Jira create after a 429 while its "not found" waited 14 s; `pnpm simulate`, seed 11).
  *
  * - `found`: the real system holds the effect made under the key (believed at once, lag or not).
  *   `duplicates`: the references of the other effects under the same key (empty unless an incident).
@@ -78,6 +82,13 @@ export interface SettleFromLookupInput {
    * (`last_attempt_at`, or `updated_at` for a row never attempted). Never a process clock.
    */
   readonly lastAttemptAt: Date;
+  /**
+   * The step's attempt count and stored error (`saga_log.attempts`, `saga_log.error`), when the caller
+   * read them with the row: if they say the last attempt ended in a 429 the vendor answered, no request is
+   * in flight and the horizon gives way to that answer (`answered-rate-limit.ts`, `absenceEvidenceAfterMs`).
+   * Omitted: the horizon applies, as for any attempt whose end nobody saw.
+   */
+  readonly lastOutcome?: LastAttemptOutcome;
   /** Pause before a first "not found" is looked up again (LOOKUP_RECHECK_MS). */
   readonly recheckMs: number;
   readonly log: Logger;
@@ -97,7 +108,8 @@ export interface LookupSettlement {
  * Settles an unknown outcome from the real system, by the one rule (see {@link LookupVerdict}):
  *
  * 1. reads, by the database's clock, whether the tool's commit horizon plus its `lookupLagMs` has passed
- *    since `lastAttemptAt` ({@link readLookupLag}: `lastAttemptAt + horizon + lag < now()`), before any
+ *    since `lastAttemptAt` ({@link readLookupLag}: `lastAttemptAt + horizon + lag < now()`; for a last
+ *    attempt answered 429, per `lastOutcome`, the answer's bound instead of the horizon), before any
  *    lookup, so that every lookup the verdict rests on was made after that moment;
  * 2. `lookup(key)` through {@link lookupByKey} (bounded by the tool's `timeoutMs`, never throws);
  * 3. on "not found" with that moment passed, sleeps `recheckMs` and looks up once more.
@@ -106,11 +118,11 @@ export interface LookupSettlement {
  * clock does throw. Writes nothing: the caller writes what the verdict means for its row (a step, a
  * compensation, a correction send), by compare-and-set on the state it read.
  *
- * Signature (stable): `settleFromLookup({ db, tool, target, lastAttemptAt, recheckMs, log }):
+ * Signature (stable): `settleFromLookup({ db, tool, target, lastAttemptAt, lastOutcome?, recheckMs, log }):
  * Promise<{ verdict: LookupVerdict; observations: LookupObservation[]; lag: LookupLag }>`.
  */
 export async function settleFromLookup(i: SettleFromLookupInput): Promise<LookupSettlement> {
-  const lag = await readLookupLag(i.db, i.lastAttemptAt, i.tool);
+  const lag = await readLookupLag(i.db, i.lastAttemptAt, i.tool, answeredRateLimitOf(i.lastOutcome));
   const observations = [await lookupByKey(i.tool, i.target, i.log)];
   if (observations[0]!.kind === 'absent' && lag.passed) {
     await sleep(i.recheckMs);

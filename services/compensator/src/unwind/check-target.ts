@@ -82,7 +82,7 @@ async function checkPreconditionOf(
     case 'error':
       return giveUpOrRecheck(d, {
         since: comp.last_attempt_at ?? comp.created_at,
-        lookupLagMs: forwardTool.lookupLagMs,
+        tool: forwardTool,
         attemptNo: comp.attempts + 1,
         giveUpReason: `the precondition cannot be read: ${pre.error.message}`,
         evidence,

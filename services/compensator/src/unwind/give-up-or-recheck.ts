@@ -1,4 +1,4 @@
-import { dbNowPlus, readDeadline } from '@agent-saga/core';
+import { dbNowPlus, readDeadline, type LookupTimings } from '@agent-saga/core';
 import { backoffMs } from './backoff.js';
 import { ended, giveUp, recheckLater, type Ended, type LookupEvents } from './compensation-pass.js';
 import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
@@ -12,7 +12,8 @@ export async function giveUpOrRecheck(
   d: UnwindDeps,
   o: {
     readonly since: Date;
-    readonly lookupLagMs: number;
+    /** The tool whose outcome is unknown (its lag and commit horizon bound the wait). */
+    readonly tool: LookupTimings;
     readonly attemptNo: number;
     readonly giveUpReason: string;
     readonly evidence: Record<string, unknown>;
@@ -20,7 +21,7 @@ export async function giveUpOrRecheck(
     readonly lookups: LookupEvents;
   },
 ): Promise<Ended> {
-  const deadline = await readDeadline(d.db, o.since, unknownWaitMs(d.config, o.lookupLagMs));
+  const deadline = await readDeadline(d.db, o.since, unknownWaitMs(d.config, o.tool));
   if (deadline.passed) return ended(giveUp(o.giveUpReason, o.evidence), o.lookups);
   return ended(recheckLater(dbNowPlus(backoffMs(d.config, o.attemptNo)), o.recheckWhy), o.lookups);
 }

@@ -1,4 +1,5 @@
 import {
+  nextLookupAt,
   CompensationStatus,
   lookupByKey,
   lookupEvidence,
@@ -114,13 +115,24 @@ async function lookUp(d: UnwindDeps, pass: CompensationPass, go: GoingOn): Promi
         lookups,
       );
     case 'too-early':
-      return ended(recheckLater(v.believableAt, 'not found within the tool lookup lag'), lookups);
+      return ended(
+        recheckLater(
+          nextLookupAt({
+            lastAttemptAt: sentAt,
+            believableAt: v.believableAt,
+            lookupLagMs: go.tool.lookupLagMs,
+            floorMs: d.config.LOOKUP_RECHECK_MS,
+          }),
+          'not found within the tool lookup lag',
+        ),
+        lookups,
+      );
     case 'lookup-error': {
       // Nothing sent yet that could have taken effect: the key keeps the send safe.
       if (comp.status !== CompensationStatus.UNKNOWN) return { ...go, kind: 'not-found', lookups };
       return giveUpOrRecheck(d, {
         since: sentAt,
-        lookupLagMs: go.tool.lookupLagMs,
+        tool: go.tool,
         attemptNo: comp.attempts,
         giveUpReason: `outcome unknown and lookups fail: ${v.error.message}`,
         evidence,

@@ -32,8 +32,8 @@ const CAUSE = 'compensator: reconcile before unwind';
  * - UNKNOWN, or INTENDED with an expired lease: core's one lookup rule, shared with the API's inline lookup
  *   and the reconciler (`settleFromLookup`): found → CONFIRMED; not found, past the tool's lookupLagMs since
  *   the last attempt (by the database's clock) and re-checked → NOT_EXECUTED; otherwise wait, up to
- *   {@link unknownWaitMs} from the last attempt (by the database's clock), then MANUAL_INTERVENTION with the
- *   evidence.
+ *   {@link unknownWaitMs} from the last attempt (by the database's clock: never before a "not found" past
+ *   the tool's commit horizon could be believed), then MANUAL_INTERVENTION with the evidence.
  *
  * Every decision is a compare-and-set on the state the step was seen in; if the reconciler or an executor
  * moved it meanwhile, nothing is written and the next pass sees the new state.
@@ -82,10 +82,9 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
     return 'waiting';
 
   const tool = d.registry.get(step.tool);
-  const lagMs = tool?.lookupLagMs ?? 0;
   const since = step.last_attempt_at ?? step.updated_at;
   const giveUp = async (reason: string, evidence: Record<string, unknown>): Promise<ReconcileResult> => {
-    if (!(await readDeadline(d.db, since, unknownWaitMs(d.config, lagMs))).passed) return 'waiting';
+    if (!(await readDeadline(d.db, since, unknownWaitMs(d.config, tool))).passed) return 'waiting';
     log.warn({ reason }, 'step stays unknown past its wait: manual intervention');
     return write(async (trx) => {
       await transitionStep(trx, {
@@ -107,6 +106,8 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
     tool,
     target: step,
     lastAttemptAt: since,
+    // Its attempts and stored error: a last attempt the vendor answered 429 needs no commit horizon.
+    lastOutcome: step,
     recheckMs: d.config.LOOKUP_RECHECK_MS,
     log,
   });

@@ -1,4 +1,12 @@
-import type { CrashPoint, InvariantChecker, Logger, SagaDb, ToolRegistry } from '@agent-saga/core';
+import {
+  absenceEvidenceAfterMs,
+  type CrashPoint,
+  type InvariantChecker,
+  type Logger,
+  type LookupTimings,
+  type SagaDb,
+  type ToolRegistry,
+} from '@agent-saga/core';
 import type { CompensatorConfig } from '../config.js';
 import type { CompensatorMetrics } from '../metrics/compensator-metrics.js';
 import type { UnwindGroups } from './unwind-groups.js';
@@ -23,10 +31,21 @@ export interface UnwindDeps {
   readonly metrics?: CompensatorMetrics;
 }
 
-/** How long an unknown outcome of a tool with `lookupLagMs` may wait for evidence before a person looks. */
-export function unknownWaitMs(config: Readonly<CompensatorConfig>, lookupLagMs: number): number {
+/**
+ * How long an unknown outcome of `tool` may wait for evidence, from its last attempt, before a person looks:
+ * COMPENSATOR_UNKNOWN_WAIT_FACTOR times its `lookupLagMs`, at least COMPENSATOR_UNKNOWN_MIN_WAIT_MS, and
+ * never before a "not found" could be believed and re-checked (core's `absenceEvidenceAfterMs`: the tool's
+ * commit horizon plus its lag, then LOOKUP_RECHECK_MS). Why the last bound: until then waiting can still
+ * prove the outcome either way (a held request committing late is found; one past the horizon is absent),
+ * so a person asked earlier is asked what the log would have told them (a Jira create held by its vendor
+ * declares a horizon of minutes, `JIRA_COMMIT_HORIZON_MS`). `tool` absent (not registered here): the
+ * configured minimum.
+ */
+export function unknownWaitMs(config: Readonly<CompensatorConfig>, tool: LookupTimings | undefined): number {
+  if (!tool) return config.COMPENSATOR_UNKNOWN_MIN_WAIT_MS;
   return Math.max(
-    config.COMPENSATOR_UNKNOWN_WAIT_FACTOR * lookupLagMs,
+    config.COMPENSATOR_UNKNOWN_WAIT_FACTOR * tool.lookupLagMs,
     config.COMPENSATOR_UNKNOWN_MIN_WAIT_MS,
+    absenceEvidenceAfterMs(tool) + config.LOOKUP_RECHECK_MS,
   );
 }

@@ -64,6 +64,8 @@ export async function resolveByLookup(req: LookupRequest): Promise<LookupOutcome
     tool: req.tool,
     target: req.step,
     lastAttemptAt: req.step.last_attempt_at ?? req.step.updated_at,
+    // Its attempts and stored error: a last attempt the vendor answered 429 needs no commit horizon.
+    lastOutcome: req.step,
     recheckMs: req.recheckMs,
     log,
   });

@@ -27,8 +27,9 @@ export interface ReconcileStepDeps {
 
 /**
  * Reconciles one claimed step (UNKNOWN, or INTENDED whose executor lease lapsed) against the real system by
- * the one lookup rule of core (`settleFromLookup`: "not found" believed only past the tool's `lookupLagMs`
- * since the step's last attempt, by the database's clock, and after a re-check `recheckMs` later); then
+ * the one lookup rule of core (`settleFromLookup`: "not found" believed only past the tool's commit horizon
+ * and `lookupLagMs` since the step's last attempt — or, for a last attempt the vendor answered 429, past
+ * that answer and the lag — by the database's clock, and after a re-check `recheckMs` later); then
  * {@link settleReconcile} writes what that proves. Lookups run outside any transaction. Counts and logs the
  * outcome after the commit.
  */
@@ -46,6 +47,8 @@ export async function reconcileStep(d: ReconcileStepDeps, step: StepRow): Promis
         tool,
         target: step,
         lastAttemptAt: step.last_attempt_at ?? step.updated_at,
+        // The row's attempts and stored error: a last attempt answered 429 needs no commit horizon.
+        lastOutcome: step,
         recheckMs: d.recheckMs,
         log,
       })
@@ -59,6 +62,7 @@ export async function reconcileStep(d: ReconcileStepDeps, step: StepRow): Promis
     verdict,
     policy: d.policy,
     lookupLagMs: lagOf(tool),
+    recheckMs: d.recheckMs,
   });
   report(d, log, step, observations, result);
   return result;

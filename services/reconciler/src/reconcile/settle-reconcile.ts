@@ -5,6 +5,7 @@ import {
   equalJitterBackoffMs,
   lockRun,
   lookupEvidence,
+  nextLookupAt,
   openCase,
   redispatchStep,
   RunStatus,
@@ -42,8 +43,10 @@ export interface SettleInput {
   readonly observations: readonly LookupObservation[];
   readonly verdict: LookupVerdict;
   readonly policy: RetryPolicy;
-  /** Tool's lookup lag, for the evidence. */
+  /** Tool's lookup lag, for the evidence and the next look of a "not found" too early to believe. */
   readonly lookupLagMs: number;
+  /** The shortest pause between two looks at one step (LOOKUP_RECHECK_MS). */
+  readonly recheckMs: number;
 }
 
 /** What the settle wrote. `status` is the step's status after it. */
@@ -76,7 +79,8 @@ export const DUPLICATE_EFFECT_CAUSE = 'duplicate-effect incident: several effect
  * - absent → NOT_EXECUTED, then, for a RUNNING run, re-dispatched with the same key and stored arguments
  *   (unless the run's authority lapsed: then it stays NOT_EXECUTED and waits for a renewal, see
  *   `redispatchStep`);
- * - too-early → stays (or, from a lapsed INTENDED, becomes) UNKNOWN until the lag has passed;
+ * - too-early → stays (or, from a lapsed INTENDED, becomes) UNKNOWN, looked at again soon enough to find an
+ *   effect the search did not show yet, and last when a "not found" can be believed (core's `nextLookupAt`);
  * - lookup-error → UNKNOWN with backoff and jitter; past the budget or the age limit, MANUAL_INTERVENTION
  *   carrying every lookup of the step as evidence.
  *
@@ -198,6 +202,13 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
         };
       }
       case 'too-early': {
+        const look = nextLookupAt({
+          lastAttemptAt: now.last_attempt_at ?? now.created_at,
+          believableAt: v.believableAt,
+          lookupLagMs: s.lookupLagMs,
+          floorMs: s.recheckMs,
+        });
+        const next = (await sql<{ at: Date }>`SELECT ${look} AS at`.execute(trx)).rows[0]!.at;
         if (seen.status === StepStatus.INTENDED) {
           await transitionStep(trx, {
             ...at,
@@ -205,9 +216,9 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
             to: StepStatus.UNKNOWN,
             cause: 'reconciler: lease expired; not found yet, within the lookup lag',
             detail: { lookups, lookupLagMs: s.lookupLagMs, believableAt: v.believableAt.toISOString() },
-            patch: { ...released, next_reconcile_at: v.believableAt },
+            patch: { ...released, next_reconcile_at: next },
           });
-        } else await rescheduleReconcile(trx, { ...at, owner: s.owner, at: v.believableAt });
+        } else await rescheduleReconcile(trx, { ...at, owner: s.owner, at: next });
         return { outcome: ReconcileOutcome.AWAITING_LAG, status: StepStatus.UNKNOWN };
       }
       case 'lookup-error':

@@ -8,6 +8,14 @@ export interface StoredToolError {
   readonly message: string;
   readonly status?: number;
   readonly vendorCode?: string;
+  /**
+   * The attempt (`ToolContext.attempt`) whose answer `status` is, when the tool says so: set only by an
+   * error that carries the vendor's answer. The lookup rule trusts an answered 429 only for the step's
+   * last attempt (`answered-rate-limit.ts`): the row's error outlives a re-dispatch.
+   */
+  readonly attempt?: number;
+  /** The vendor's `Retry-After`, in milliseconds, when its answer carried one. */
+  readonly retryAfterMs?: number;
 }
 
 /** What a failed call means for the step. */
@@ -30,7 +38,10 @@ export function classifyToolError(err: unknown, reason?: 'timeout' | 'shutdown')
   if (err instanceof ClientError && reason === undefined) {
     return {
       status: StepStatus.FAILED,
-      error: withVendor({ code: err.code, message: err.message }, err.details.status, err.details.vendorCode),
+      error: withVendor(
+        { code: err.code, message: err.message },
+        { status: err.details.status, vendorCode: err.details.vendorCode },
+      ),
     };
   }
   const message = err instanceof Error ? err.message : String(err);
@@ -42,26 +53,37 @@ export function classifyToolError(err: unknown, reason?: 'timeout' | 'shutdown')
         : err instanceof SagaError
           ? err.code
           : ErrorCode.OUTCOME_UNKNOWN;
-  return { status: StepStatus.UNKNOWN, error: withVendor({ code, message }, ...vendorFields(err)) };
+  return { status: StepStatus.UNKNOWN, error: withVendor({ code, message }, vendorFields(err)) };
 }
 
-/** Reads `status`/`statusCode` and `vendorCode`/`code` from an error that an HTTP client threw. */
-function vendorFields(err: unknown): [number | undefined, string | undefined] {
-  if (err === null || typeof err !== 'object') return [undefined, undefined];
+/** What {@link vendorFields} reads off an error an HTTP client or a connector threw. */
+type VendorFields = Pick<StoredToolError, 'status' | 'vendorCode' | 'attempt' | 'retryAfterMs'>;
+
+/**
+ * Reads `status`/`statusCode`, `vendorCode`, `attempt` and `retryAfterMs` from an error that an HTTP client
+ * or a connector threw (each only when it is of the right type: a whole attempt number ≥ 1, a finite
+ * `retryAfterMs` ≥ 0).
+ */
+function vendorFields(err: unknown): VendorFields {
+  if (err === null || typeof err !== 'object') return {};
   const e = err as Record<string, unknown>;
   const status = [e.status, e.statusCode].find((v): v is number => typeof v === 'number');
   const vendorCode = typeof e.vendorCode === 'string' ? e.vendorCode : undefined;
-  return [status, vendorCode];
+  const attempt =
+    typeof e.attempt === 'number' && Number.isInteger(e.attempt) && e.attempt >= 1 ? e.attempt : undefined;
+  const retryAfterMs =
+    typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) && e.retryAfterMs >= 0
+      ? e.retryAfterMs
+      : undefined;
+  return { status, vendorCode, attempt, retryAfterMs };
 }
 
-function withVendor(
-  base: { code: string; message: string },
-  status: number | undefined,
-  vendorCode: string | undefined,
-): StoredToolError {
+function withVendor(base: { code: string; message: string }, vendor: VendorFields): StoredToolError {
   return {
     ...base,
-    ...(status !== undefined ? { status } : {}),
-    ...(vendorCode !== undefined ? { vendorCode } : {}),
+    ...(vendor.status !== undefined ? { status: vendor.status } : {}),
+    ...(vendor.vendorCode !== undefined ? { vendorCode: vendor.vendorCode } : {}),
+    ...(vendor.attempt !== undefined ? { attempt: vendor.attempt } : {}),
+    ...(vendor.retryAfterMs !== undefined ? { retryAfterMs: vendor.retryAfterMs } : {}),
   };
 }

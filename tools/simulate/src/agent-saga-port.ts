@@ -3,6 +3,10 @@
  * user's agent does — one run per episode, every call through a run handle (`saga.run(id)`), which sends
  * the step index the log says (a retry of an open step keeps its index; a replanned action takes a new one
  * and is refused as a duplicate). Undo is `unwind`; the log, never the transcript, says what to compensate.
+ * A workflow with a pivot runs under the policy `requirePivot`: the agent proposes the writes from the pivot
+ * on as one pivot, the simulated person decides it (approve-held-emails.ts), and the commit steps run by
+ * themselves. An id an argument names (a capture's hold) is read from the log, not from what the agent was
+ * told.
  */
 import {
   ConflictError,
@@ -18,6 +22,7 @@ import {
 import { TERMINAL_RUN_STATUSES } from '@agent-saga/core';
 import { sleep } from '../../../test/soak/seeded-random.js';
 import type { Episode } from './draw-episodes.js';
+import { resolveRefs } from './support-workflows.js';
 import type { HarnessEnding, Observation, ToolPort } from './tool-port.js';
 
 /** Why 2 s: a call waits this long for its outcome before the api answers INTENDED (the soak's choice). */
@@ -27,6 +32,32 @@ const READ_BACK_MS = 20_000;
 /** Why 60 s: a run's unwinding after an unknown step waits out its lease and the compensator's checks. */
 const SETTLE_MS = 60_000;
 const POLL_MS = 300;
+/**
+ * Why 30 s: how long a call whose connection the api refused (it is restarting) is sent again before the
+ * agent is told; a refused connection carried nothing, so sending again is safe.
+ */
+const REFUSED_RETRY_MS = 30_000;
+
+/**
+ * Why 120 s: a pivot waits for the person (a few hundred ms), then for its commit steps, each of which may
+ * meet a fault and a recovery (a Jira-free commit, so no horizon; a late commit holds up to 12 s).
+ */
+const PIVOT_SETTLE_MS = 120_000;
+/**
+ * Why 120 s, as a pivot: a capture called beside its hold waits for the hold's step to settle, which under
+ * a fault and 64 episodes in flight on two cores took longer than a 20 s read-back (measured: capture
+ * refused for want of an id in 5 of 200 episodes, none for a reason of the harness's).
+ */
+const REF_WAIT_MS = PIVOT_SETTLE_MS;
+/** The run statuses that end a pivot's wait, and what the agent makes of each. */
+const PIVOT_ENDING: Readonly<Record<string, Observation['kind']>> = {
+  COMPLETED: 'done',
+  COMMITTED_WITH_REPAIR: 'done',
+  COMPENSATING: 'refused',
+  COMPENSATED: 'refused',
+  PARTIALLY_COMPENSATED: 'refused',
+  MANUAL_INTERVENTION: 'needs_person',
+};
 
 const SETTLED_STEP = new Set(['CONFIRMED', 'FAILED', 'REJECTED', 'MANUAL_INTERVENTION']);
 const TERMINAL: readonly string[] = TERMINAL_RUN_STATUSES;
@@ -48,9 +79,21 @@ function observe(outcome: CallOutcome): Observation {
   }
 }
 
+/**
+ * Whether the api refused the connection (it is down, or restarting): nothing was sent, which the agent
+ * is told as an error, not a silence — a model reads "connection refused" as "not done".
+ */
+function connectionRefused(e: unknown): boolean {
+  for (let c: unknown = e; c instanceof Error; c = c.cause)
+    if ((c as { code?: unknown }).code === 'ECONNREFUSED') return true;
+  return false;
+}
+
 function observeError(e: unknown): Observation {
   if (e instanceof ToolOutcomeUnknown) return { kind: 'pending', message: e.message };
   if (e instanceof DuplicateOperationError) return { kind: 'duplicate', ref: e.externalRef ?? null };
+  if (e instanceof ServiceUnavailableError && connectionRefused(e))
+    return { kind: 'error', message: e.message };
   if (e instanceof ServiceUnavailableError || e instanceof UnexpectedResponseError)
     return { kind: 'silence', message: e.message };
   if (e instanceof SagaApiError) return { kind: 'error', message: `${e.code}: ${e.message}` };
@@ -80,26 +123,100 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
     return { kind: 'pending', message: 'not settled yet' };
   };
 
+  /**
+   * The arguments with every earlier write's id read from the log, once that write's step has settled (a
+   * `parallel` agent calls the capture beside the hold, and a model cannot send an id before it has read
+   * it); null when that step did not confirm, the run stopped running, or nothing settled within
+   * {@link REF_WAIT_MS}.
+   */
+  const fromLog = async (args: Readonly<Record<string, unknown>>) => {
+    if (resolveRefs(args, () => '') === null) return args;
+    const deadline = Date.now() + REF_WAIT_MS;
+    for (;;) {
+      const run = await saga.getRun(runId).catch(() => undefined);
+      let open = run === undefined || run.status === 'RUNNING';
+      let unsettled = false;
+      const resolved = resolveRefs(args, (w) => {
+        const idx = stepOf.get(w);
+        const s = run?.steps.find((x) => x.stepIdx === idx);
+        if (s?.status === 'CONFIRMED') return s.externalRef;
+        if (s === undefined || !SETTLED_STEP.has(s.status)) unsettled = true;
+        return null;
+      });
+      open = open && unsettled;
+      if (resolved !== null || !open || Date.now() > deadline) return resolved;
+      await sleep(POLL_MS);
+    }
+  };
+
+  /** Proposes the pivot (again while the api does not answer), then waits for the run to settle. */
+  const pivot: NonNullable<ToolPort['pivot']> = async (commit) => {
+    const steps = [];
+    for (const c of commit) {
+      const args = await fromLog(c.args);
+      if (args === null) return { kind: 'refused', message: `${c.tool}: the id it names is not in the log` };
+      steps.push({ tool: c.tool, args });
+    }
+    const deadline = Date.now() + PIVOT_SETTLE_MS;
+    for (;;) {
+      try {
+        await saga.pivot(runId, { commit: steps, summary: `Refund and reship order ${episode.ids.orderId}` });
+        break;
+      } catch (e) {
+        // A step before the pivot still settling (STEP_UNRESOLVED), or the api restarting: ask again.
+        const again = e instanceof ConflictError || e instanceof ServiceUnavailableError;
+        if (!again || Date.now() > deadline) return observeError(e);
+        const run = await saga.getRun(runId).catch(() => undefined);
+        if (run && run.status !== 'RUNNING') break; // an earlier proposal landed; its answer was lost
+        await sleep(POLL_MS);
+      }
+    }
+    while (Date.now() < deadline) {
+      const run = await saga.getRun(runId).catch(() => undefined);
+      const kind = run ? PIVOT_ENDING[run.status] : undefined;
+      if (kind === 'done') return { kind, ref: null };
+      if (kind === 'refused' || kind === 'needs_person') return { kind, message: run?.status ?? '' };
+      await sleep(POLL_MS);
+    }
+    return { kind: 'pending', message: 'the pivot did not settle' };
+  };
+
   return {
+    pivot,
     async start() {
       for (let i = 0; ; i++) {
         try {
-          await saga.createRun({ runId, metadata: { simulate: episode.ids.tag } });
+          await saga.createRun({
+            runId,
+            metadata: { simulate: episode.ids.tag },
+            ...(episode.pivotAt === undefined ? {} : { policy: { requirePivot: true } }),
+          });
           return;
         } catch (e) {
-          if (i >= 10 || !(e instanceof ServiceUnavailableError)) throw e;
+          // Why 120 tries: an api restarted by a process fault boots (tsx) for several seconds on two cores.
+          if (i >= 120 || !(e instanceof ServiceUnavailableError)) throw e;
           await sleep(500);
         }
       }
     },
-    async call(write, tool, args) {
-      try {
-        const outcome = await handle.call(tool, args, { waitMs: WAIT_MS });
-        if ('stepIdx' in outcome) stepOf.set(write, outcome.stepIdx);
-        return observe(outcome);
-      } catch (e) {
-        if (e instanceof ToolOutcomeUnknown) stepOf.set(write, e.stepIdx);
-        return observeError(e);
+    async call(write, tool, given) {
+      const args = await fromLog(given);
+      if (args === null) return { kind: 'refused', message: `${tool}: the id it names is not in the log` };
+      const until = Date.now() + REFUSED_RETRY_MS;
+      for (;;) {
+        try {
+          const outcome = await handle.call(tool, args, { waitMs: WAIT_MS });
+          if ('stepIdx' in outcome) stepOf.set(write, outcome.stepIdx);
+          return observe(outcome);
+        } catch (e) {
+          if (e instanceof ToolOutcomeUnknown) stepOf.set(write, e.stepIdx);
+          // Nothing was sent: the agent's HTTP client connects again, as any client does on a restart.
+          if (connectionRefused(e) && Date.now() < until) {
+            await sleep(POLL_MS);
+            continue;
+          }
+          return observeError(e);
+        }
       }
     },
     readBack: readStep,
@@ -123,10 +240,17 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
       }
     },
     async undo(reason) {
-      try {
-        await saga.unwind(runId, reason.slice(0, 500));
-      } catch (e) {
-        if (!(e instanceof ConflictError)) throw e; // already unwinding or terminal
+      const deadline = Date.now() + SETTLE_MS;
+      for (;;) {
+        try {
+          await saga.unwind(runId, reason.slice(0, 500));
+          return;
+        } catch (e) {
+          if (e instanceof ConflictError) return; // already unwinding or terminal
+          // The api restarting (a process fault): ask again; an unwind is idempotent.
+          if (!(e instanceof ServiceUnavailableError) || Date.now() > deadline) throw e;
+          await sleep(POLL_MS);
+        }
       }
     },
     async settle(): Promise<HarnessEnding> {

@@ -18,6 +18,9 @@ import { sandboxConnectorEnv, startSandbox, type RunningSandbox } from '@agent-s
 import { waitForRoles } from '../../../test/soak/role-readiness.js';
 import { ROLES, RoleSupervisor } from '../../../test/soak/start-roles.js';
 import { approveHeldEmails } from './approve-held-emails.js';
+import { operatorsFor, shareInbox } from './share-approval-inbox.js';
+import { killOnHeldAnswers, type ProcessKills } from './kill-on-held-answer.js';
+import { warehouseLookups } from './look-up-order.js';
 import { dropQueues } from '@agent-saga/core/testing';
 import {
   COMPENSATOR_UNKNOWN_MIN_WAIT_MS,
@@ -47,8 +50,11 @@ const ROLE_TIMINGS: Readonly<Record<string, string>> = {
   LEASE_MARGIN_MS: '500',
   STRIPE_TIMEOUT_MS: String(STRIPE_TIMEOUT_MS),
   TEST_TOOL_TIMEOUT_MS: String(TOOL_TIMEOUT_MS),
-  // Jira's declared horizon: above the longest late commit the simulation plays (sim-timings.ts).
+  // Jira's declared horizon: above the longest late commit the simulation plays (sim-timings.ts), and the
+  // same for every other vendor (the short-timeout tool module's floor): an unwind must not believe a held
+  // keyed write absent either.
   JIRA_COMMIT_HORIZON_MS: String(JIRA_COMMIT_HORIZON_MS),
+  TEST_COMMIT_HORIZON_MS: String(JIRA_COMMIT_HORIZON_MS),
   EXECUTOR_LOCK_MS: '1000',
   EXECUTOR_STALLED_INTERVAL_MS: '1000',
   EXECUTOR_DRAIN_MS: '3000',
@@ -61,6 +67,13 @@ const ROLE_TIMINGS: Readonly<Record<string, string>> = {
   COMPENSATION_BACKOFF_MS: '200',
   COMPENSATOR_LEASE_MARGIN_MS: '500',
   COMPENSATOR_UNKNOWN_MIN_WAIT_MS: String(COMPENSATOR_UNKNOWN_MIN_WAIT_MS),
+  // Why 60 s: `send_email`'s lookup reads every email of the window one by one (Resend's list has no tag
+  // filter), at most EMAIL_LOOKUP_MAX_READS (200), and all of a run's emails share one sandbox account.
+  // With the default day, a run of a few hundred episodes filled the window: a lookup after a dropped email
+  // timed out or hit the cap every time, and the unwind sent the step to a person (39 of 2,000 episodes,
+  // none at 500). A minute holds some 100 emails at 64 in flight, and is past any lookup of an episode's
+  // email that matters; an older one taken for absent is re-sent under its key, which the sandbox replays.
+  EMAIL_LOOKUP_WINDOW_MS: '60000',
   COMPENSATOR_LOCK_MS: '2000',
   COMPENSATOR_STALLED_INTERVAL_MS: '1000',
   COMPENSATOR_DRAIN_MS: '3000',
@@ -79,6 +92,8 @@ export async function startAgentSagaStack(opts: {
   readonly databaseUrl: string;
   readonly redisUrl: string;
   readonly seed: number;
+  /** Episodes in flight at once: how many operators decide held emails (share-approval-inbox.ts). */
+  readonly concurrency: number;
   readonly say: (line: string) => void;
 }): Promise<AgentSagaStack> {
   const schema = `sim_${process.pid}_${opts.seed}`;
@@ -93,10 +108,12 @@ export async function startAgentSagaStack(opts: {
   const supervisor = new RoleSupervisor(opts.repoRoot, logDir);
   let sandbox: RunningSandbox | undefined;
   let stopApprover: (() => Promise<void>) | undefined;
+  let processKills: ProcessKills | undefined;
   const kill = () => supervisor.killAllNow();
   process.once('exit', kill);
   const close = async () => {
     process.off('exit', kill);
+    await stopProcessFaults(processKills, opts.say);
     await stopApprover?.().catch(() => undefined);
     await supervisor.stopAll().catch(() => undefined);
     await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db).catch(() => undefined);
@@ -143,11 +160,19 @@ export async function startAgentSagaStack(opts: {
     await waitForRoles(supervisor, () => false);
     const approver = createSagaClient({ baseUrl, token: operatorToken });
     let lastError = '';
-    stopApprover = approveHeldEmails(approver, (e) => {
+    processKills = killOnHeldAnswers(sandbox, supervisor);
+    const onApproverError = (e: unknown) => {
       const line = `  agent-saga: the approver failed: ${e instanceof Error ? e.message : String(e)}`;
       if (line !== lastError) opts.say(line);
       lastError = line;
-    });
+    };
+    const lookups = warehouseLookups(sandbox);
+    const stops = shareInbox(approver, operatorsFor(opts.concurrency)).map((operator) =>
+      approveHeldEmails(operator, lookups, onApproverError),
+    );
+    stopApprover = async () => {
+      await Promise.all(stops.map((stop) => stop()));
+    };
     opts.say(`  agent-saga: ${ROLES.join(', ')} up (api ${baseUrl}, schema ${schema}, logs ${logDir})`);
     return {
       saga: createSagaClient({ baseUrl, token }),
@@ -168,4 +193,17 @@ export async function startAgentSagaStack(opts: {
     await close();
     throw e;
   }
+}
+
+/** Stops the process faults' watcher (its restarts finished) and says what it killed. */
+async function stopProcessFaults(
+  kills: ProcessKills | undefined,
+  say: (line: string) => void,
+): Promise<void> {
+  if (kills === undefined) return;
+  await kills.stop().catch(() => undefined);
+  const made = [...kills.kills].map(([role, n]) => `${role} ${n}`).join(', ');
+  say(
+    `  agent-saga: process faults killed ${made === '' ? 'nothing' : made}; held answers with no sender found: ${kills.missed}`,
+  );
 }

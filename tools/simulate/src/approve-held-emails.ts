@@ -3,7 +3,12 @@
  * (it cannot be unsent), and the simulation plays the operator who decides, with an operator token, as a
  * support lead would in the console. Their rule, a careful person's: approve the email unless the run
  * already holds another `send_email` to the same recipient with the same template (sent, or still
- * waiting) — then it is the agent asking twice, and they reject it. Nothing else is ever decided here.
+ * waiting) — then it is the agent asking twice, and they reject it.
+ *
+ * A pivot (`kind: "pivot"`: a capture, a reship and an email under one hash) gets the checks a support lead
+ * makes before money is taken: they look the order up in the warehouse and reject the proposal when it
+ * will not be reshipped (not eligible), and when a capture names a PaymentIntent the run holds no confirmed
+ * hold for; the email rule above applies too. Otherwise they approve, sending the hash they read.
  */
 import { ApprovalDecidedError, type SagaClient } from '@agent-saga/client';
 import { sleep } from '../../../test/soak/seeded-random.js';
@@ -23,7 +28,38 @@ interface EmailArgs {
   readonly template?: unknown;
 }
 
-async function decideOne(operator: SagaClient, approvalId: string): Promise<void> {
+/** What the person can look up outside agent-saga: the shop's own records. */
+export interface OperatorLookups {
+  /** Whether the warehouse will reship the order (the person reads it in the shop's back office). */
+  orderEligible(orderId: string): Promise<boolean>;
+}
+
+type ApprovalView = Awaited<ReturnType<SagaClient['getApproval']>>;
+type RunView = Awaited<ReturnType<SagaClient['getRun']>>;
+
+/** Why a person rejects a pivot, or null when they approve it. */
+async function pivotRefusal(approval: ApprovalView, run: RunView, lookups: OperatorLookups) {
+  for (const step of approval.steps) {
+    const args = (step.args ?? {}) as { orderId?: unknown; paymentIntent?: unknown };
+    if (
+      step.tool === 'reship' &&
+      typeof args.orderId === 'string' &&
+      !(await lookups.orderEligible(args.orderId))
+    )
+      return `the warehouse will not reship order ${args.orderId}`;
+    if (
+      step.tool === 'capture_payment' &&
+      !run.steps.some(
+        (s) =>
+          s.tool === 'authorize_payment' && s.status === 'CONFIRMED' && s.externalRef === args.paymentIntent,
+      )
+    )
+      return `the run holds no confirmed hold ${String(args.paymentIntent)} to capture`;
+  }
+  return null;
+}
+
+async function decideOne(operator: SagaClient, approvalId: string, lookups: OperatorLookups): Promise<void> {
   const approval = await operator.getApproval(approvalId);
   if (approval.status !== 'pending') return;
   const run = await operator.getRun(approval.runId);
@@ -44,25 +80,34 @@ async function decideOne(operator: SagaClient, approvalId: string): Promise<void
       })
     );
   });
+  const refusal = twice
+    ? 'the run already sent (or holds) this email'
+    : approval.kind === 'pivot'
+      ? await pivotRefusal(approval, run, lookups)
+      : null;
   await operator
     .decideApproval(approval.id, {
-      decision: twice ? 'reject' : 'approve',
+      decision: refusal === null ? 'approve' : 'reject',
       hash: approval.hash,
-      comment: twice ? 'the run already sent (or holds) this email' : 'approved by the simulation',
+      comment: refusal ?? 'approved by the simulation',
     })
     .catch((e: unknown) => {
       if (!(e instanceof ApprovalDecidedError)) throw e;
     });
 }
 
-/** Starts deciding held emails every {@link POLL_MS}; the returned function stops it. */
-export function approveHeldEmails(operator: SagaClient, onError: (e: unknown) => void): () => Promise<void> {
+/** Starts deciding held emails and pivots every {@link POLL_MS}; the returned function stops it. */
+export function approveHeldEmails(
+  operator: SagaClient,
+  lookups: OperatorLookups,
+  onError: (e: unknown) => void,
+): () => Promise<void> {
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
       try {
         const pending = await operator.listApprovals({ status: 'pending' });
-        for (const a of pending) await decideOne(operator, a.id);
+        for (const a of pending) await decideOne(operator, a.id, lookups);
       } catch (e) {
         onError(e);
       }

@@ -8,6 +8,7 @@ import { appliesTo, drawDelayMs, FAULT_MODES, FaultMode, type EpisodeFault } fro
 import {
   episodeIds,
   hasReship,
+  pivotAt,
   WORKFLOWS,
   writesOf,
   type EpisodeIds,
@@ -20,6 +21,11 @@ export interface Episode {
   readonly ids: EpisodeIds;
   readonly workflow: Workflow;
   readonly writes: readonly PlannedWrite[];
+  /**
+   * The first write proposed at the pivot (agent-saga: every write from here on is staged at once and runs
+   * after one approval), or undefined for a workflow without one.
+   */
+  readonly pivotAt: number | undefined;
   /** The warehouse refuses the reship: the task cannot succeed and must be undone. */
   readonly refused: boolean;
   readonly faults: readonly EpisodeFault[];
@@ -64,11 +70,24 @@ export function drawEpisode(seed: number, index: number): Episode {
     if (second.write !== faults[0]!.write) faults.push(second);
   }
   const policies = drawPolicies(random);
+  const pivot = pivotAt(workflow);
+  // The agent's own crash falls on a write it calls itself: after a pivot, the harness makes the calls.
   const crashAfterWrite = policies.includes(Policy.RESUME_AFTER_CRASH)
-    ? random.int(0, writes.length - 1)
+    ? random.int(0, (pivot ?? writes.length) - 1)
     : undefined;
   const replans = writes.map(() => random.next() < 0.5);
-  return { index, ids, workflow, writes, refused, faults, policies, crashAfterWrite, replans };
+  return {
+    index,
+    ids,
+    workflow,
+    writes,
+    pivotAt: pivot,
+    refused,
+    faults,
+    policies,
+    crashAfterWrite,
+    replans,
+  };
 }
 
 export function drawEpisodes(seed: number, count: number): readonly Episode[] {

@@ -17,6 +17,20 @@
  * | `search_lag`        | commits then resets, on a write whose only read-back is a lagging search index   |
  * | `stale_read`        | commits then answers 500, and the first read-back by the step's key is stale: an |
  * |                     | empty result, as a replica behind the primary (`status` 200, the vendor's shape) |
+ * | `partial_batch`     | runs part of the request and answers 500: a PaymentIntent created with `confirm`  |
+ * |                     | is created, its confirmation never runs (`partial_batch`, `omit: ['confirm']`);  |
+ * |                     | Stripe saves the 500 under the key, so a keyed retry is told the same            |
+ * | `executor_killed`   | commits and answers, and holds the answer (`delay` after processing) while the   |
+ * |                     | harness SIGKILLs the process that sent it and restarts it (agent-saga-stack.ts)  |
+ * | `api_restart`       | the same hold, while the harness SIGKILLs the api the agent's call waits on      |
+ *
+ * Why `partial_batch` on a PaymentIntent: no connector call carries several items the vendor may commit
+ * one by one (a shipment's items are one warehouse record), and a charge is the nearest honest
+ * equivalent: one request that does two things, create and confirm, of which the first can stand alone.
+ *
+ * The process modes need a harness with processes to kill. For the naive harness they are its own process
+ * crash at the same moment, after the vendor answered: its transcript loses the write and the resumed agent
+ * redoes it (as `resume_after_crash`; naive-harness.ts).
  *
  * Why `redelivery` only on keyed writes: against Jira, which has no idempotency, a resending transport
  * doubles the ticket whatever the client does (the sandbox's own test shows it); that is the vendor's
@@ -39,6 +53,9 @@ export const FaultMode = {
   DROPPED: 'dropped',
   SEARCH_LAG: 'search_lag',
   STALE_READ: 'stale_read',
+  PARTIAL_BATCH: 'partial_batch',
+  EXECUTOR_KILLED: 'executor_killed',
+  API_RESTART: 'api_restart',
 } as const;
 export type FaultMode = (typeof FaultMode)[keyof typeof FaultMode];
 export const FAULT_MODES: readonly FaultMode[] = Object.values(FaultMode);
@@ -72,8 +89,23 @@ const STALE_READ_OF: Readonly<
   reship: { vendor: 'shipping', method: 'GET', path: '/v1/shipments', body: { object: 'list', data: [] } },
 };
 
+/**
+ * What the harness does when a process mode's fault holds an answer, named in the fault's `note` (the
+ * stack watches for it): SIGKILL the process that sent the request, or the api.
+ */
+export const ProcessFault = { KILL_SENDER: 'kill:sender', KILL_API: 'kill:api' } as const;
+export type ProcessFault = (typeof ProcessFault)[keyof typeof ProcessFault];
+
+/** Whether a mode is a process fault (the harness's own crash), as opposed to the vendor's. */
+export const isProcessMode = (mode: FaultMode): boolean =>
+  mode === FaultMode.EXECUTOR_KILLED || mode === FaultMode.API_RESTART;
+
 /** Whether a mode can be drawn for a write. */
 export function appliesTo(mode: FaultMode, write: PlannedWrite): boolean {
+  // A fault is scoped to the episode by its tag; a request without it (a capture) cannot be aimed at.
+  if (!write.request.tagged) return mode === FaultMode.NONE;
+  if (mode === FaultMode.PARTIAL_BATCH)
+    return write.tool === WriteTool.CHARGE_CARD || write.tool === WriteTool.AUTHORIZE_PAYMENT;
   if (mode === FaultMode.REDELIVERY) return KEYED[write.tool];
   if (mode === FaultMode.SEARCH_LAG)
     return write.tool === WriteTool.CREATE_TICKET || write.tool === WriteTool.CHARGE_CARD;
@@ -90,6 +122,12 @@ export interface EpisodeFault {
   readonly delayMs?: number;
 }
 
+/**
+ * Why half the client's timeout: the answer is held long enough for the harness to kill the process
+ * that waits for it (it polls every 50 ms), and short enough that a living client would have read it.
+ */
+const holdMs = (write: PlannedWrite): number => Math.round(clientTimeoutMs(write.request.vendor) / 2);
+
 /** Draws the delay of a delay mode for `write` (seeded), or undefined for the other modes. */
 export function drawDelayMs(mode: FaultMode, write: PlannedWrite, random: Random): number | undefined {
   const timeout = clientTimeoutMs(write.request.vendor);
@@ -103,6 +141,9 @@ export function drawDelayMs(mode: FaultMode, write: PlannedWrite, random: Random
     }
     case FaultMode.SLOW_VENDOR:
       return Math.round(timeout / 2);
+    case FaultMode.EXECUTOR_KILLED:
+    case FaultMode.API_RESTART:
+      return holdMs(write);
     default:
       return undefined;
   }
@@ -180,6 +221,23 @@ function faultSpecOf(fault: EpisodeFault, write: PlannedWrite, tag: string): Fau
       };
     case FaultMode.DROPPED:
       return { ...base, kind: 'drop' };
+    case FaultMode.PARTIAL_BATCH:
+      return {
+        ...base,
+        kind: 'partial_batch',
+        omit: ['confirm'],
+        status: 500,
+        body: vendorError(vendor, 500),
+      };
+    case FaultMode.EXECUTOR_KILLED:
+    case FaultMode.API_RESTART:
+      return {
+        ...base,
+        kind: 'delay',
+        phase: 'after_processing',
+        delayMs: fault.delayMs ?? holdMs(write),
+        note: fault.mode === FaultMode.EXECUTOR_KILLED ? ProcessFault.KILL_SENDER : ProcessFault.KILL_API,
+      };
     default: {
       const never: never = fault.mode;
       throw new Error(`unknown fault mode ${String(never)}`);

@@ -5,10 +5,11 @@
  *
  * Per episode:
  * - **duplicate**: a net effect more than once — two tickets, two succeeded charges, two shipments, two
- *   refunds of one charge, two apologies, two confirmation emails. (An email cannot be unsent: after an
+ *   refunds of one charge, two apologies, two confirmation emails, two holds on the card. (An email cannot be unsent: after an
  *   undo a confirmation sent before it stands, and is not counted as left standing.)
  * - **lost**: the ending the task called for needed an effect that is not there (a ticket, a charge, a
- *   shipment; after an undo, the refund of a charge or the close of a ticket), and the episode did not end
+ *   shipment, the confirmation email; after an undo, the refund of a charge, the release of a hold or the
+ *   close of a ticket), and the episode did not end
  *   in an honest state that says so. Honest: for agent-saga, a run not COMPLETED (COMPENSATED,
  *   MANUAL_INTERVENTION, …) or one with an open case; for the naive harness, an agent report of failure.
  * - **wrong compensation**: a compensation of something that should stand or never existed — a refund of a
@@ -21,7 +22,7 @@
  */
 import type { Episode } from './draw-episodes.js';
 import type { FaultMode } from './fault-modes.js';
-import { confirmationSubject, sendsReceipt, WriteTool } from './support-workflows.js';
+import { confirmationSubject, holdsPayment, sendsReceipt, WriteTool } from './support-workflows.js';
 import { AgentReport, type HarnessEnding } from './tool-port.js';
 
 /** The part of the sandbox's ledger grading reads (the sandbox's `Ledger` has it, and more). */
@@ -81,6 +82,8 @@ export interface EpisodeGrade {
 
 /** The subject of the naive harness's apology (the `charge_refunded_note` template). */
 const APOLOGY_SUBJECT = 'A charge on your card was refunded';
+/** The statuses of a PaymentIntent that was authorized at some point (a hold workflow's charges). */
+const HELD_AT_SOME_POINT = new Set(['requires_capture', 'succeeded', 'canceled']);
 /** Statuses of a run that claims its task done or cleanly undone. */
 const CLAIMS_CLEAN = new Set(['COMPLETED', 'COMPENSATED']);
 
@@ -92,6 +95,8 @@ function effectsOf(episode: Episode, ledger: GradingLedger) {
     tickets: ledger.jira.issues.filter((i) => i.summary.includes(ids.orderId)),
     charges,
     succeeded: charges.filter((c) => c.status === 'succeeded'),
+    // A hold is a PaymentIntent that was authorized: still held, captured, or released since.
+    holds: holdsPayment(episode.workflow) ? charges.filter((c) => HELD_AT_SOME_POINT.has(c.status)) : [],
     refunds: ledger.stripe.refunds.filter(
       (r) => r.payment_intent !== null && chargeIds.has(r.payment_intent),
     ),
@@ -113,6 +118,7 @@ export function gradeEpisode(record: EpisodeRecord, ledger: GradingLedger): Epis
   // Duplicates.
   if (e.tickets.length > 1) note(`${e.tickets.length} tickets`);
   if (e.succeeded.length > 1) note(`${e.succeeded.length} succeeded charges`);
+  if (e.holds.length > 1) note(`${e.holds.length} holds on the card`);
   if (e.shipments.length > 1) note(`${e.shipments.length} shipments`);
   const refundsPer = new Map<string, number>();
   for (const r of e.refunds)
@@ -147,13 +153,18 @@ export function gradeEpisode(record: EpisodeRecord, ledger: GradingLedger): Epis
   const missing: string[] = [];
   if (!undone) {
     if (needs.has(WriteTool.CREATE_TICKET) && e.tickets.length === 0) missing.push('no ticket');
-    if (needs.has(WriteTool.CHARGE_CARD) && e.succeeded.length === 0) missing.push('no charge');
+    const takesMoney = needs.has(WriteTool.CHARGE_CARD) || needs.has(WriteTool.CAPTURE_PAYMENT);
+    if (takesMoney && e.succeeded.length === 0) missing.push('no charge');
+    if (needs.has(WriteTool.SEND_EMAIL) && e.confirmations.length === 0)
+      missing.push('no confirmation email');
     if (needs.has(WriteTool.RESHIP) && !e.shipments.some((s) => s.status === 'created'))
       missing.push('no shipment');
   } else {
     if (e.tickets.some((t) => t.statusCategory !== 'done')) missing.push('a ticket left open after the undo');
     if (e.succeeded.some((c) => c.amount_refunded < c.amount))
       missing.push('a charge left standing after the undo');
+    if (e.holds.some((c) => c.status === 'requires_capture'))
+      missing.push('a hold left on the card after the undo');
     if (e.shipments.some((s) => s.status !== 'canceled'))
       missing.push('a shipment left standing after the undo');
   }

@@ -8,9 +8,14 @@
  *   what its transcript lacks, and a patient agent has nothing to read back;
  * - rollback walks the transcript: it compensates what the transcript says happened (closes the tickets it
  *   believes it opened, refunds the charges it believes it made, apologises to a customer who got a receipt),
- *   whether or not they exist.
+ *   whether or not they exist;
+ * - there is no pivot and no person: a workflow around one is just its writes, in order;
+ * - the process faults (`executor_killed`, `api_restart`) are its own process dying at the same moment,
+ *   after the vendor answered: the answer is lost with the process and the resumed agent, reading its
+ *   transcript, calls the write again with its first wording (as `resume_after_crash`).
  */
 import { createHash } from 'node:crypto';
+import { sleep } from '../../../test/soak/seeded-random.js';
 import {
   ClientError,
   createDb,
@@ -33,8 +38,9 @@ import {
 } from '@agent-saga/connectors';
 import type { z } from 'zod';
 import type { Episode } from './draw-episodes.js';
+import { isProcessMode } from './fault-modes.js';
 import { TOOL_TIMEOUT_MS } from './sim-timings.js';
-import { CHARGE_AMOUNT, CHARGE_CURRENCY, sendsReceipt, WriteTool } from './support-workflows.js';
+import { CHARGE_AMOUNT, CHARGE_CURRENCY, resolveRefs, sendsReceipt, WriteTool } from './support-workflows.js';
 import type { Observation, ToolPort, TranscriptEntry } from './tool-port.js';
 
 /** The connectors the naive harness calls, built once per simulation over one sandbox. */
@@ -125,14 +131,47 @@ async function callOnce(
   }
 }
 
+/**
+ * Why 60 s: longer than the agent spends on the hold (an eager agent's 20 s budget, a patient one's three
+ * tries under timeouts), so a capture called beside its hold waits for the hold's last answer; an id not
+ * read by then is one the agent never got.
+ */
+const REF_WAIT_MS = 60_000;
+
 /** The naive harness's side of one episode. */
 export function naivePort(box: NaiveToolbox, episode: Episode): ToolPort {
   let step = 0;
   const compensate = (tool: string, args: Record<string, unknown>) =>
     callOnce(box, episode, step++, tool, args).catch(() => undefined);
+  /** The id each write's last `done` answer gave: what the agent read, and fills a capture in from. */
+  const refs = new Map<number, string | null>();
+  /** The writes whose process fault already played the crash (it plays once, as the fault fires once). */
+  const crashedAt = new Set<number>();
+  const callWrite = async (write: number, tool: string, args: Readonly<Record<string, unknown>>) => {
+    // A `parallel` agent calls the capture beside the hold: it sends the id once it has read it.
+    const until = Date.now() + REF_WAIT_MS;
+    while (resolveRefs(args, (w) => refs.get(w) ?? null) === null && Date.now() < until) await sleep(100);
+    const resolved = resolveRefs(args, (w) => refs.get(w) ?? null);
+    if (resolved === null)
+      return {
+        kind: 'refused',
+        message: `${tool}: no id to act on (an earlier answer was never read)`,
+      } as const;
+    const obs = await callOnce(box, episode, step++, tool, resolved);
+    if (obs.kind === 'done') refs.set(write, obs.ref);
+    return obs;
+  };
   return {
     start: () => Promise.resolve(),
-    call: (_write, tool, args) => callOnce(box, episode, step++, tool, args),
+    async call(write, tool, args) {
+      const crash = episode.faults.some((f) => f.write === write && isProcessMode(f.mode));
+      if (!crash || crashedAt.has(write)) return callWrite(write, tool, args);
+      // The vendor answered; the process died before the transcript recorded it. The resumed agent's
+      // transcript lacks the write, so it calls it again, worded as at first.
+      crashedAt.add(write);
+      await callWrite(write, tool, args);
+      return callWrite(write, tool, episode.writes[write]?.args(1, false) ?? args);
+    },
     readBack: () => Promise.resolve({ kind: 'silence', message: 'the naive harness keeps no log to read' }),
     crash: () => undefined,
     finish: () => Promise.resolve(),
@@ -155,6 +194,12 @@ export function naivePort(box: NaiveToolbox, episode: Episode): ToolPort {
             break;
           case WriteTool.RESHIP:
             if (entry.ref !== null) await compensate('cancel_shipment', { shipment: entry.ref });
+            break;
+          case WriteTool.AUTHORIZE_PAYMENT:
+            if (entry.ref !== null) await compensate('cancel_authorization', { authorization: entry.ref });
+            break;
+          case WriteTool.CAPTURE_PAYMENT:
+            if (entry.ref !== null) await compensate('refund', { payment: entry.ref });
             break;
           case WriteTool.SEND_EMAIL:
             break; // an email cannot be unsent

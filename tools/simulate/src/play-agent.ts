@@ -23,10 +23,17 @@ export interface AgentResult {
  * patience the same on a fast and a loaded machine.
  */
 const EAGER_BUDGET_MS = 20_000;
-const EAGER_MAX_ATTEMPTS = 30;
 const PATIENT_ATTEMPTS = 3;
 /** Why 300 ms: a model's turn between a tool's answer and its next call (an eager retry is one turn). */
 const MODEL_TURN_MS = 300;
+/**
+ * The eager model's tries end with its 20 s budget alone ("for up to 20 s", docs/simulation.md): the cap is
+ * as many turns as the budget holds, so it never ends the tries first. It was 30, which at a 300 ms turn
+ * plus the call's own time ended them after about 11 s, before a Jira create that never arrived is sent
+ * again (Jira's 14 s commit horizon plus the lag): the agent gave up on tasks agent-saga was about to
+ * finish (`pnpm simulate --seed 12`, episodes #113 and #435, `dropped`).
+ */
+const EAGER_MAX_ATTEMPTS = Math.ceil(EAGER_BUDGET_MS / MODEL_TURN_MS);
 /** Why 1 s: a patient model's further pause before trying again. */
 const PATIENT_PAUSE_MS = 1_000;
 
@@ -115,8 +122,28 @@ export async function playAgent(episode: Episode, port: ToolPort): Promise<Agent
     return outcome;
   };
 
+  /** The writes from the pivot on, proposed at once; the port waits for the person and the commit steps. */
+  const commitPivot = async (
+    from: number,
+    propose: NonNullable<ToolPort['pivot']>,
+  ): Promise<WriteOutcome> => {
+    const commit = episode.writes
+      .slice(from)
+      .map((w, k) => ({ write: from + k, tool: w.tool, args: w.args(1, false) }));
+    calls += 1;
+    const obs = await propose(commit);
+    if (obs.kind === 'done') {
+      for (const c of commit) transcript.push({ ...c, ref: null });
+      return { kind: 'done', ref: null };
+    }
+    if (obs.kind === 'refused') return { kind: 'refused', why: `the pivot: ${obs.message}` };
+    if (obs.kind === 'needs_person') return { kind: 'stuck', why: `the pivot: ${obs.message}` };
+    return { kind: 'gave_up', why: `the pivot: ${'message' in obs ? obs.message : obs.kind}` };
+  };
+
   await port.start();
-  const n = episode.writes.length;
+  // With a pivot the agent calls the writes before it itself, and proposes the rest (agent-saga only).
+  const n = episode.pivotAt !== undefined && port.pivot ? episode.pivotAt : episode.writes.length;
   const outcomes: WriteOutcome[] = [];
   if (has(Policy.PARALLEL) && n > 1) {
     const first = await Promise.all(Array.from({ length: n - 1 }, (_, i) => run(i)));
@@ -129,6 +156,9 @@ export async function playAgent(episode: Episode, port: ToolPort): Promise<Agent
       if (o.kind !== 'done') break;
     }
   }
+  const propose = port.pivot?.bind(port);
+  if (n < episode.writes.length && propose && !outcomes.some((o) => o.kind !== 'done'))
+    outcomes.push(await commitPivot(n, propose));
   const failed = outcomes.find((o) => o.kind !== 'done');
   if (failed === undefined) {
     await port.finish();

@@ -11,12 +11,29 @@ export const Harness = { AGENT_SAGA: 'agent-saga', NAIVE: 'naive' } as const;
 export type Harness = (typeof Harness)[keyof typeof Harness];
 export const HARNESSES: readonly Harness[] = Object.values(Harness);
 
+/**
+ * Why these bounds: 100,000 episodes is ten times the issue's target run. Seeds are 32-bit (the random
+ * source is mulberry32). 128 in flight is past what two cores serve: at 96 both harnesses together kept the
+ * two cores at 100 % and an episode took 22 s to settle (median) instead of 6–8 s at 64, with fewer episodes
+ * an hour than at 64 (measured 2 December 2026, docs/simulation.md).
+ */
+export const MAX_CONCURRENCY = 128;
+
+/**
+ * Why 64 episodes in flight by default: an episode mostly waits (tool timeouts of 3 s, Jira's 14 s commit
+ * horizon, the search lag), so more in flight means more episodes an hour until the CPU is the bound. On
+ * this 2-core machine under other work, 64 gave 0.09–0.27 s of wall time per episode for both harnesses
+ * (12 gave 0.57 s, 32 gave 0.26–0.40 s); 10,000 took 15.6 minutes at a load of 5, with no duplicate and
+ * no lost effect for agent-saga; at 96 the episodes an hour fell and settle times tripled.
+ */
+export const DEFAULT_CONCURRENCY = 64;
+
 export const SIMULATE_USAGE =
   'usage: pnpm simulate [--episodes N] [--seed S] [--harness agent-saga|naive|both] [--concurrency C] [--json]\n' +
   '  --episodes N     how many seeded episodes (default 200)\n' +
   '  --seed S         seed of the episodes (default: time-based, printed); same seed, same episodes\n' +
   '  --harness H      agent-saga, naive or both (default both): which harnesses play the episodes\n' +
-  '  --concurrency C  episodes in flight at once per harness (default 12)\n' +
+  `  --concurrency C  episodes in flight at once per harness (default ${DEFAULT_CONCURRENCY})\n` +
   '  --json           print one JSON object (totals, byFaultMode, byPolicy) instead of the tables';
 
 /** A bad command line: the message names the flag. */
@@ -37,16 +54,11 @@ export interface SimulateOptions {
 
 const positiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
 
-/**
- * Why these bounds: 100,000 episodes is ten times the issue's target run; 64 in flight is past what two
- * cores serve (the roles answer each call in a few ms, the faults hold calls for seconds). Seeds are 32-bit
- * (the random source is mulberry32).
- */
 const flagsSchema = z.object({
   '--episodes': positiveInt(100_000).default(200),
   '--seed': z.coerce.number().int().min(1).max(0xffff_ffff).optional(),
   '--harness': z.enum(['agent-saga', 'naive', 'both']).default('both'),
-  '--concurrency': positiveInt(64).default(12),
+  '--concurrency': positiveInt(MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
   '--json': z.boolean().default(false),
 });
 

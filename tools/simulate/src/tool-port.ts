@@ -39,6 +39,13 @@ export interface HarnessEnding {
   readonly runStatus: string | null;
 }
 
+/** One write of a pivot's proposal, with its arguments as the agent words them. */
+export interface PivotWrite {
+  readonly write: number;
+  readonly tool: WriteTool;
+  readonly args: Readonly<Record<string, unknown>>;
+}
+
 export interface ToolPort {
   /** Before the first call (agent-saga: creates the run). */
   start(): Promise<void>;
@@ -47,6 +54,12 @@ export interface ToolPort {
   readBack(write: number): Promise<Observation>;
   /** The agent process died: forget everything held in memory (agent-saga: the run handle). */
   crash(): void;
+  /**
+   * Proposes `commit` as one pivot and waits until a person decided and the commit steps settled: `done`
+   * when they ran, `refused` when the person rejected it (the run unwinds by itself), `needs_person` when a
+   * commit step could not finish. Only agent-saga has it; without it the agent just does the writes.
+   */
+  pivot?(commit: readonly PivotWrite[]): Promise<Observation>;
   /** Every write done: close the task (agent-saga: `complete`). */
   finish(): Promise<void>;
   /** Undo the task (agent-saga: `unwind`, from the log; naive: walk the transcript). */

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { drawEpisode, type Episode } from '../src/draw-episodes.js';
 import { gradeEpisode, type EpisodeRecord, type GradingLedger } from '../src/grade-episode.js';
 import { partitionLedger, partOf } from '../src/partition-ledger.js';
-import { episodeIds, Workflow, writesOf } from '../src/support-workflows.js';
+import { episodeIds, pivotAt, Workflow, writesOf } from '../src/support-workflows.js';
 import { AgentReport } from '../src/tool-port.js';
 
 function episode(workflow: Workflow, refused = false): Episode {
@@ -16,6 +16,7 @@ function episode(workflow: Workflow, refused = false): Episode {
     ids,
     workflow,
     writes: writesOf(workflow, ids),
+    pivotAt: pivotAt(workflow),
     refused,
     faults: [],
     policies: [],
@@ -179,6 +180,62 @@ describe('grading a refund-and-reship episode from its ledger', () => {
       },
     };
     expect(gradeEpisode(record(ep, AgentReport.SUCCESS, 'COMPLETED'), ledger).exactlyOnce).toBe(true);
+  });
+});
+
+describe('grading a hold-and-capture episode (the pivot workflow) from its ledger', () => {
+  const pivot = episode(Workflow.REFUND_AND_RESHIP_PIVOT);
+  const confirmation = { to: [ids.email], subject: `Your refund for order ${ids.orderId}` };
+  const held = (id: string, status: string) => charge(id, { status });
+  const captured = (): GradingLedger => ({
+    stripe: { paymentIntents: [held('pi_hold', 'succeeded')], refunds: [] },
+    jira: { issues: [ticket('SUP-1')] },
+    email: { emails: [confirmation] },
+    shipping: { shipments: [shipment()] },
+  });
+
+  it('grades one captured hold, the ticket, the shipment and the email as exactly once', () => {
+    expect(gradeEpisode(record(pivot, AgentReport.SUCCESS, 'COMPLETED'), captured())).toMatchObject({
+      exactlyOnce: true,
+      duplicate: false,
+      lost: false,
+    });
+  });
+
+  it('counts a second hold as a duplicate, even one released since', () => {
+    const l = captured();
+    const ledger = {
+      ...l,
+      stripe: { ...l.stripe, paymentIntents: [...l.stripe.paymentIntents, held('pi_2', 'canceled')] },
+    };
+    const g = gradeEpisode(record(pivot, AgentReport.SUCCESS, 'COMPLETED'), ledger);
+    expect(g).toMatchObject({ duplicate: true, exactlyOnce: false });
+    expect(g.findings).toContain('2 holds on the card');
+  });
+
+  it('counts a missing confirmation email as lost when the run claims COMPLETED', () => {
+    const ledger = { ...captured(), email: { emails: [] } };
+    const g = gradeEpisode(record(pivot, AgentReport.SUCCESS, 'COMPLETED'), ledger);
+    expect(g).toMatchObject({ lost: true, exactlyOnce: false });
+    expect(g.findings).toContain('no confirmation email');
+  });
+
+  it('counts a hold left on the card after a rejected pivot as lost, and a released one as clean', () => {
+    const rejected = episode(Workflow.REFUND_AND_RESHIP_PIVOT, true);
+    const left: GradingLedger = {
+      stripe: { paymentIntents: [held('pi_hold', 'requires_capture')], refunds: [] },
+      jira: { issues: [ticket('SUP-1', 'done')] },
+      email: { emails: [] },
+      shipping: { shipments: [] },
+    };
+    const g = gradeEpisode(record(rejected, AgentReport.ROLLED_BACK, 'COMPENSATED'), left);
+    expect(g).toMatchObject({ lost: true, exactlyOnce: false });
+    expect(g.findings).toContain('a hold left on the card after the undo');
+    const released = { ...left, stripe: { ...left.stripe, paymentIntents: [held('pi_hold', 'canceled')] } };
+    expect(gradeEpisode(record(rejected, AgentReport.ROLLED_BACK, 'COMPENSATED'), released)).toMatchObject({
+      exactlyOnce: true,
+      lost: false,
+    });
   });
 });
 

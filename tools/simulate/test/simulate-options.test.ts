@@ -7,14 +7,19 @@ const parse = (argv: string[], e: Record<string, string | undefined> = env) =>
   parseSimulateOptions(argv, '/nonexistent', e);
 
 describe('simulate options', () => {
-  it('defaults to 200 episodes on both harnesses', () => {
+  it('defaults to 200 episodes on both harnesses, 64 in flight', () => {
     const o = parse([]);
     expect(o).toMatchObject({
       episodes: 200,
       harnesses: ['agent-saga', 'naive'],
       json: false,
-      concurrency: 12,
+      concurrency: 64,
     });
+  });
+
+  it('takes up to 128 episodes in flight', () => {
+    expect(parse(['--concurrency', '128']).concurrency).toBe(128);
+    expect(() => parse(['--concurrency', '129'])).toThrow('--concurrency');
   });
 
   it('reads every flag', () => {

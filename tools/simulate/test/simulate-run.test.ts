@@ -5,9 +5,10 @@
  * same episodes, must duplicate under a fault that makes a blind retry double (so broken grading, which
  * would count nothing, fails here too).
  *
- * Why 80 episodes, not the issue's 200: on this 2-core machine shared with other work, 200 episodes of both
- * harnesses took 68 s to 132 s here depending on the load; 80 took 52 s to 69 s, near the 90 s aim, with
- * every fault mode and policy drawn several times. `pnpm simulate` defaults to 200.
+ * Why 200 episodes (the issue's CI run) at the default 64 in flight: episodes mostly wait (tool timeouts,
+ * Jira's commit horizon), so 64 at once play 200 in about the time 16 at once played 80 (52–69 s); with
+ * every fault mode and policy drawn a dozen times or more. See docs/simulation.md ("CI") for the times
+ * measured on this 2-core machine shared with other work.
  */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -15,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import type { SimulationSummary } from '../src/summarize-grades.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
-const EPISODES = 80;
+const EPISODES = 200;
 const SEED = 20_261;
 
 function simulate(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -42,15 +43,8 @@ describe('pnpm simulate, short', () => {
   });
 
   it(`plays ${EPISODES} episodes on both harnesses: agent-saga without a duplicate or a lost effect, the naive harness duplicating`, async () => {
-    const r = await simulate([
-      '--episodes',
-      String(EPISODES),
-      '--seed',
-      String(SEED),
-      '--concurrency',
-      '16',
-      '--json',
-    ]);
+    // The default concurrency (64): CI plays the episodes as `pnpm simulate` does.
+    const r = await simulate(['--episodes', String(EPISODES), '--seed', String(SEED), '--json']);
     expect(r.code, r.stderr.slice(-4_000)).toBe(0);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '') as SimulationSummary;
     const { totals } = summary;

@@ -12,7 +12,7 @@ export class FaultInjector {
   readonly #rules: { rule: FaultRule; path: RegExp }[] = [];
 
   add(spec: FaultSpec): FaultRule {
-    const rule: FaultRule = { ...spec, id: `flt_${randomUUID()}`, matched: 0, fired: 0 };
+    const rule: FaultRule = { ...spec, id: `flt_${randomUUID()}`, matched: 0, fired: 0, processed: 0 };
     this.#rules.push({ rule, path: compilePathPattern(spec.path) });
     return rule;
   }

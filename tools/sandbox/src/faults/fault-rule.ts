@@ -22,6 +22,15 @@ export const FaultKind = {
    * unkeyed one (Jira) happens twice. The client sees only the first answer.
    */
   REDELIVER: 'redeliver',
+  /**
+   * Process only part of the request, then answer an error (`status`, default 500, with `body`): the
+   * top-level body fields named in `omit` are dropped after the vendor's idempotency claim and before its
+   * handler runs, as a batch whose later items never ran (e.g. a Stripe PaymentIntent created with
+   * `confirm`, its confirmation omitted: the object exists, unconfirmed). The error replaces the answer
+   * before the vendor's idempotency store saves it, so a vendor that saves 5xx answers (Stripe) replays the
+   * error to a retry with the same key, as Stripe documents.
+   */
+  PARTIAL_BATCH: 'partial_batch',
 } as const;
 export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
 
@@ -33,6 +42,12 @@ export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
 export const DelayPhase = {
   BEFORE_PROCESSING: 'before_processing',
   DURING_PROCESSING: 'during_processing',
+  /**
+   * The vendor has processed the request (its effect exists, its answer is written and saved) and the
+   * answer is held `delayMs` before it goes out: the window in which a caller can die after the vendor
+   * answered and before it read the answer.
+   */
+  AFTER_PROCESSING: 'after_processing',
 } as const;
 export type DelayPhase = (typeof DelayPhase)[keyof typeof DelayPhase];
 
@@ -68,6 +83,10 @@ export const faultSpecSchema = z
     body: z.unknown().optional(),
     /** For `status`: extra response headers. */
     headers: z.record(z.string(), z.string()).optional(),
+    /** For `partial_batch`: the top-level body fields the vendor never processes. */
+    omit: z.array(z.string().min(1)).min(1).optional(),
+    /** The caller's own label, listed back as given (e.g. what a harness does when the fault acts). */
+    note: z.string().max(200).optional(),
   })
   .refine((f) => (f.nth !== undefined) !== (f.every === true), {
     message: 'give exactly one of nth or every: true',
@@ -77,6 +96,9 @@ export const faultSpecSchema = z
   })
   .refine((f) => f.kind !== FaultKind.STATUS || f.status !== undefined, {
     message: 'a status fault needs status',
+  })
+  .refine((f) => f.kind !== FaultKind.PARTIAL_BATCH || f.omit !== undefined, {
+    message: 'a partial_batch fault needs omit',
   });
 export type FaultSpec = z.infer<typeof faultSpecSchema>;
 /** A fault as a caller writes it: the defaults (`method`, `path`, `phase`) may be left out. */
@@ -87,4 +109,11 @@ export interface FaultRule extends FaultSpec {
   readonly id: string;
   matched: number;
   fired: number;
+  /**
+   * How many requests it hit had been processed by the vendor when the fault acted on them (a `delay`
+   * after processing: when the hold began; a `partial_batch`: when its error replaced the answer).
+   */
+  processed: number;
+  /** The client's port of the last request it hit (which process sent it, for a harness that kills it). */
+  lastClientPort?: number;
 }

@@ -50,7 +50,7 @@ export function installFaultRequestHooks(app: FastifyInstance, vendor: Vendor, f
     if (isRedelivery(request)) return;
     const rule = faults.match(vendor, request.method, pathOf(request.url));
     if (rule === undefined) return;
-    hits.set(request, rule);
+    hit(request, rule);
     return answerAtArrival(rule, request, reply);
   });
 
@@ -67,7 +67,7 @@ export function installFaultRequestHooks(app: FastifyInstance, vendor: Vendor, f
       const text = `${request.url}\n${body.toString('utf8')}`;
       rule = faults.match(vendor, request.method, pathOf(request.url), text);
       if (rule !== undefined) {
-        hits.set(request, rule);
+        hit(request, rule);
         const answered = answerAtArrival(rule, request, reply);
         if (answered !== undefined) return answered;
       }
@@ -90,7 +90,41 @@ export function installFaultRequestHooks(app: FastifyInstance, vendor: Vendor, f
     if (rule?.kind === FaultKind.DELAY && rule.phase === DelayPhase.DURING_PROCESSING) {
       await sleep(rule.delayMs ?? 0);
     }
+    // After the idempotency claim (which read the whole request), before the handler: the omitted part
+    // of the batch never runs.
+    if (rule?.kind === FaultKind.PARTIAL_BATCH && typeof request.body === 'object' && request.body !== null) {
+      const body = request.body as Record<string, unknown>;
+      for (const field of rule.omit ?? []) delete body[field];
+    }
   });
+
+  // Registered before the vendor's own `onSend` (its idempotency store's), so the store saves the error.
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const rule = hits.get(request);
+    if (rule?.kind !== FaultKind.PARTIAL_BATCH) return payload;
+    rule.processed += 1;
+    return replaceAnswer(reply, rule.status ?? 500, rule.body);
+  });
+}
+
+/** Marks `request` as hit by `rule`, and notes which client port sent it. */
+function hit(request: FastifyRequest, rule: FaultRule): void {
+  hits.set(request, rule);
+  rule.lastClientPort = request.socket.remotePort;
+}
+
+/** Replaces the answer with `status` and `body` (a gateway's HTML page when no body is given). */
+function replaceAnswer(reply: FastifyReply, status: number, body: unknown): string {
+  for (const name of Object.keys(reply.getHeaders())) {
+    if (name !== 'content-length') reply.removeHeader(name);
+  }
+  reply.code(status);
+  if (body === undefined) {
+    reply.type('text/html');
+    return GATEWAY_TIMEOUT_PAGE;
+  }
+  reply.type('application/json; charset=utf-8');
+  return JSON.stringify(body);
 }
 
 /**
@@ -116,6 +150,7 @@ function answerAtArrival(
     case FaultKind.ERROR_AFTER:
     case FaultKind.RESET_AFTER:
     case FaultKind.REDELIVER:
+    case FaultKind.PARTIAL_BATCH:
       return undefined;
     default: {
       const never: never = rule.kind;
@@ -139,20 +174,14 @@ async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
 export function installFaultResponseHooks(app: FastifyInstance): void {
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const rule = hits.get(request);
-    if (rule?.kind === FaultKind.ERROR_AFTER) {
-      for (const name of Object.keys(reply.getHeaders())) {
-        if (name !== 'content-length') reply.removeHeader(name);
-      }
-      reply.code(rule.status ?? 504);
-      if (rule.body === undefined) {
-        reply.type('text/html');
-        return GATEWAY_TIMEOUT_PAGE;
-      }
-      reply.type('application/json; charset=utf-8');
-      return JSON.stringify(rule.body);
-    }
+    if (rule?.kind === FaultKind.ERROR_AFTER) return replaceAnswer(reply, rule.status ?? 504, rule.body);
     if (rule?.kind === FaultKind.RESET_AFTER) {
       request.raw.socket.destroy();
+    }
+    if (rule?.kind === FaultKind.DELAY && rule.phase === DelayPhase.AFTER_PROCESSING) {
+      // The effect exists and the answer is saved; it waits here, where a caller may die before reading it.
+      rule.processed += 1;
+      await sleep(rule.delayMs ?? 0);
     }
     return payload;
   });

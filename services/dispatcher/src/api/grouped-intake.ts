@@ -52,9 +52,8 @@ export async function groupedIntake(
   if (!req.fastPath || stepIdx === undefined || req.dependsOn?.some((d) => d >= stepIdx)) return null;
   const plan = planOf(req, stepIdx);
   if (plan.status !== StepStatus.INTENDED) return null;
-  const row = await group.submit(
-    claim ? { ...intentOf(req, stepIdx, plan), claim } : intentOf(req, stepIdx, plan),
-  );
+  const intent = intentOf(req, stepIdx, plan);
+  const row = await group.submit(claim ? { ...intent, claim } : intent);
   if (!row) return null;
   logIntended(req, stepIdx, plan);
   return { kind: 'step', step: row, replayed: false, dispatch: executeDispatch(row, 1), delivered: false };

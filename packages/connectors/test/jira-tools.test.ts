@@ -25,6 +25,7 @@ import {
   stepContext,
   toolNamed,
 } from './support/http-connector-kit.js';
+import { effectOf } from './support/effect-of.js';
 
 /** Short, so tests wait the lag out; the tools are told the same lag the sandbox's index has. */
 const LAG_MS = 400;
@@ -118,7 +119,10 @@ describe('Jira connector against the sandbox', () => {
     expect(classifyToolError(err).status).toBe(StepStatus.UNKNOWN);
     expect(issues()).toHaveLength(1);
 
-    const found = await eventually(() => tool('create_ticket').lookup!(ctx.idempotencyKey, ctx), LAG_MS * 3);
+    const found = await eventually(
+      async () => effectOf(await tool('create_ticket').lookup!(ctx.idempotencyKey, ctx)),
+      LAG_MS * 3,
+    );
     expect(found).toMatchObject({ externalRef: issues()[0]!.key });
     expect(found?.duplicates).toBeUndefined();
   });

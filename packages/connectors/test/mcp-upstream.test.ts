@@ -23,6 +23,7 @@ import {
   UnmappedUpstreamToolError,
 } from '../src/index.js';
 import { eventually, rejectionOf, stepContext, toolNamed } from './support/http-connector-kit.js';
+import { effectOf } from './support/effect-of.js';
 
 /**
  * The desk's search lag, and what the lookups are told: long enough that a lookup right after the write
@@ -194,7 +195,7 @@ describe('upstream MCP tools against the desk', () => {
     const ctx = stepContext('desk_close_ticket');
     await tool('desk_close_ticket').execute({ ticketId: opened.externalRef }, ctx);
     const found = await eventually(
-      async () => (await tool('desk_close_ticket').lookup?.(ctx.idempotencyKey, ctx)) ?? null,
+      async () => effectOf(await tool('desk_close_ticket').lookup?.(ctx.idempotencyKey, ctx)),
       LAG_MS * 5,
       50,
     );
@@ -204,7 +205,7 @@ describe('upstream MCP tools against the desk', () => {
     const other = await tool('desk_open_ticket').execute({ subject: 'Same key', body: '' }, ctx);
     const both = await eventually(
       async () => {
-        const seen = await tool('desk_close_ticket').lookup?.(ctx.idempotencyKey, ctx);
+        const seen = effectOf(await tool('desk_close_ticket').lookup?.(ctx.idempotencyKey, ctx));
         return seen?.duplicates ? seen : null;
       },
       LAG_MS * 5,

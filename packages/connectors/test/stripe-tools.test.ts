@@ -1,12 +1,16 @@
 import {
+  answeredUnderKey,
   ClientError,
   classifyToolError,
   compensationKey,
   createToolRegistry,
+  isRefusedUnderKey,
   isStepRef,
   StepStatus,
+  type RefusedUnderKey,
+  type ToolEffect,
 } from '@agent-saga/core';
-import { startSandbox, type RunningSandbox } from '@agent-saga/sandbox';
+import { startSandbox, stripePartialBatchFault, type RunningSandbox } from '@agent-saga/sandbox';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -16,6 +20,7 @@ import {
   type StripeTools,
 } from '../src/index.js';
 import { rejectionOf, sandboxStripeConfig, sleep, stepContext } from './stripe-test-kit.js';
+import { effectOf } from './support/effect-of.js';
 
 /** Why 300 ms: short enough for a fast suite, long enough that "right after the write" is inside it. */
 const SEARCH_LAG_MS = 300;
@@ -39,6 +44,13 @@ const charge = {
   currency: 'usd',
   reason: 'Order #1182 refund',
 };
+
+/** A lookup's answer read as a refusal under the key: anything else (an effect, null) fails the test here. */
+function refusalOf(answer: ToolEffect | RefusedUnderKey | null | undefined): ClientError {
+  if (!isRefusedUnderKey(answer))
+    throw new Error(`expected a refusal under the key, got ${JSON.stringify(answer)}`);
+  return answer.refused;
+}
 
 describe('charge_card', () => {
   it('charges off-session; the step key reaches Stripe as Idempotency-Key and metadata.saga_key', async () => {
@@ -96,13 +108,21 @@ describe('charge_card', () => {
     expect(classifyToolError(err).status).toBe(StepStatus.FAILED);
   });
 
-  it('the lookup ignores a declined PaymentIntent under the key: no money moved', async () => {
+  it('the lookup finds a declined PaymentIntent under the key refused as the 402 said: no money moved', async () => {
     const ctx = stepContext('charge_card');
     const args = tools.charge_card.args.parse({ ...charge, customerId: 'cus_sandbox_declined' });
-    await rejectionOf(tools.charge_card.execute(args, ctx));
+    const answered = await rejectionOf(tools.charge_card.execute(args, ctx));
+    expect(answered).toBeInstanceOf(ClientError);
+    const [pi] = ledger().paymentIntents;
     expect(ledger().paymentIntents).toHaveLength(1);
+    expect(pi?.status).toBe('requires_payment_method');
     await afterLag();
-    expect(await tools.charge_card.lookup?.(ctx.idempotencyKey, ctx)).toBeNull();
+    const refused = refusalOf(await tools.charge_card.lookup?.(ctx.idempotencyKey, ctx));
+    // The step's error reads the same whether the executor saw the 402 or the lookup found the decline.
+    const { status, vendorCode, declineCode } = (answered as ClientError).details;
+    expect(status).toBe(402);
+    expect(refused.details).toMatchObject({ status, vendorCode, paymentIntent: pi?.id });
+    if (declineCode !== undefined) expect(refused.details.declineCode).toBe(declineCode);
   });
 
   it('an unknown customer is a ClientError (404)', async () => {
@@ -141,7 +161,7 @@ describe('a 504 after the charge was made', () => {
     expect(sandbox.admin.requests().filter((r) => r.replayed)).toHaveLength(1);
 
     await afterLag();
-    const found = await tools.charge_card.lookup?.(ctx.idempotencyKey, ctx);
+    const found = effectOf(await tools.charge_card.lookup?.(ctx.idempotencyKey, ctx));
     expect(found?.externalRef).toBe(retried.externalRef);
     expect(found?.duplicates).toBeUndefined();
   });
@@ -156,10 +176,13 @@ describe('a 504 after the charge was made', () => {
       status: 504,
       body: { error: { type: 'api_error', message: 'gateway timeout' } },
     });
-    const err = await rejectionOf(
-      tools.charge_card.execute(tools.charge_card.args.parse(charge), stepContext('charge_card')),
-    );
-    expect(classifyToolError(err)).toMatchObject({ status: StepStatus.UNKNOWN, error: { status: 504 } });
+    const ctx = stepContext('charge_card');
+    expect(ctx.attempt).toBe(1);
+    const err = await rejectionOf(tools.charge_card.execute(tools.charge_card.args.parse(charge), ctx));
+    // Stamped with the attempt Stripe answered, as any answer is; only a 500 lets a refusal be believed early.
+    const stored = classifyToolError(err);
+    expect(stored).toMatchObject({ status: StepStatus.UNKNOWN, error: { status: 504, attempt: 1 } });
+    expect(answeredUnderKey(tools.charge_card, { attempts: 1, error: { ...stored.error } })).toBe(false);
   });
 
   it('a reset after commit is absorbed by the client retry, which the key turns into a replay', async () => {
@@ -178,6 +201,73 @@ describe('a 504 after the charge was made', () => {
   });
 });
 
+describe('a PaymentIntent created under the key but never confirmed (partial_batch)', () => {
+  /**
+   * Stripe creates the PaymentIntent, never runs its confirmation, answers 500 and saves that 500 under the
+   * key: the call can never make the charge, and no re-send under the key will.
+   */
+  const armPartialBatch = () => sandbox.admin.addFault(stripePartialBatchFault());
+
+  /**
+   * Both sends (attempts 1 and 2) fail UNKNOWN, each stored as the 500 Stripe answered to that attempt, then
+   * the lookup, after the lag, names the one PaymentIntent left incomplete.
+   */
+  async function expectRefusedUnderKey(
+    tool: Parameters<typeof answeredUnderKey>[0],
+    send: (attempt: number) => Promise<unknown>,
+    lookup: () => Promise<ToolEffect | RefusedUnderKey | null | undefined>,
+  ) {
+    armPartialBatch();
+    const first = await rejectionOf(send(1));
+    expect(first).not.toBeInstanceOf(ClientError);
+    const stored = classifyToolError(first);
+    expect(stored).toMatchObject({ status: StepStatus.UNKNOWN, error: { status: 500, attempt: 1 } });
+    // What the reconciler reads off the row: the last attempt was answered 500 under the key.
+    expect(answeredUnderKey(tool, { attempts: 1, error: { ...stored.error } })).toBe(true);
+    // The re-send under the same key is told the saved 500: it fails the same way, and makes nothing.
+    const second = await rejectionOf(send(2));
+    expect(second).not.toBeInstanceOf(ClientError);
+    expect(classifyToolError(second)).toMatchObject({
+      status: StepStatus.UNKNOWN,
+      error: { status: 500, attempt: 2 },
+    });
+    const [pi, ...more] = ledger().paymentIntents;
+    expect(more).toHaveLength(0);
+    expect(pi?.status).toBe('requires_confirmation');
+
+    await afterLag();
+    const refused = refusalOf(await lookup());
+    expect(refused.message).toContain(pi!.id);
+    expect(refused.message).toContain('requires_confirmation');
+    expect(refused.details).toMatchObject({
+      vendorCode: 'payment_intent_requires_confirmation',
+      paymentIntent: pi!.id,
+    });
+    // What the step's error would read, had the executor seen the PaymentIntent in Stripe's answer.
+    expect(classifyToolError(refused).status).toBe(StepStatus.FAILED);
+  }
+
+  it('charge_card: the sends are UNKNOWN and the lookup finds the call refused under the key', async () => {
+    const ctx = stepContext('charge_card');
+    const args = tools.charge_card.args.parse(charge);
+    await expectRefusedUnderKey(
+      tools.charge_card,
+      (attempt) => tools.charge_card.execute(args, { ...ctx, attempt }),
+      () => tools.charge_card.lookup!(ctx.idempotencyKey, ctx),
+    );
+  });
+
+  it('authorize_payment: the same, for a hold that was never placed', async () => {
+    const ctx = stepContext('authorize_payment');
+    const args = tools.authorize_payment.args.parse(charge);
+    await expectRefusedUnderKey(
+      tools.authorize_payment,
+      (attempt) => tools.authorize_payment.execute(args, { ...ctx, attempt }),
+      () => tools.authorize_payment.lookup!(ctx.idempotencyKey, ctx),
+    );
+  });
+});
+
 describe('lookup and search lag', () => {
   it('returns null right after the write and the PaymentIntent once the lag has passed', async () => {
     sandbox.admin.configure({ stripeSearchLagMs: 1_500 });
@@ -190,7 +280,7 @@ describe('lookup and search lag', () => {
     // Absence is not proof: the write is not visible to search yet.
     expect(await lagged.charge_card.lookup?.(ctx.idempotencyKey, ctx)).toBeNull();
     await sleep(1_600);
-    const found = await lagged.charge_card.lookup?.(ctx.idempotencyKey, ctx);
+    const found = effectOf(await lagged.charge_card.lookup?.(ctx.idempotencyKey, ctx));
     expect(found?.externalRef).toBe(effect.externalRef);
     expect(found?.result).toMatchObject({ status: 'succeeded', amount: 2_500 });
   });
@@ -217,7 +307,7 @@ describe('lookup and search lag', () => {
     const first = await make(1);
     const second = await make(2);
     await afterLag();
-    const found = await tools.charge_card.lookup?.(ctx.idempotencyKey, ctx);
+    const found = effectOf(await tools.charge_card.lookup?.(ctx.idempotencyKey, ctx));
     expect(found?.externalRef).toBe(first.id);
     expect(found?.duplicates).toEqual([first.id, second.id]);
   });
@@ -286,7 +376,11 @@ describe("Stripe's idempotency errors", () => {
     setTimeout(() => controller.abort(new Error('tool timeout')), 100);
     const err = await rejectionOf(pending);
     expect(err).toBeInstanceOf(StripeOutcomeUnknownError);
-    expect(classifyToolError(err).status).toBe(StepStatus.UNKNOWN);
+    const stored = classifyToolError(err);
+    expect(stored.status).toBe(StepStatus.UNKNOWN);
+    // Nothing answered attempt 1 (its context says attempt 1): no status, so no attempt is stamped.
+    expect(stored.error).not.toHaveProperty('status');
+    expect(stored.error).not.toHaveProperty('attempt');
     // The request went on at Stripe: that is what UNKNOWN means (and it must not leak into the next test).
     await sleep(1_000);
     expect(ledger().paymentIntents).toHaveLength(1);
@@ -323,12 +417,12 @@ describe('authorize_payment, capture_payment, cancel_authorization', () => {
     });
 
     await afterLag();
-    expect((await tools.capture_payment.lookup?.(capCtx.idempotencyKey, capCtx))?.externalRef).toBe(
+    expect(effectOf(await tools.capture_payment.lookup?.(capCtx.idempotencyKey, capCtx))?.externalRef).toBe(
       auth.externalRef,
     );
-    expect((await tools.authorize_payment.lookup?.(authCtx.idempotencyKey, authCtx))?.externalRef).toBe(
-      auth.externalRef,
-    );
+    expect(
+      effectOf(await tools.authorize_payment.lookup?.(authCtx.idempotencyKey, authCtx))?.externalRef,
+    ).toBe(auth.externalRef);
   });
 
   it('cancel_authorization releases the hold under the compensation key; lookup finds it', async () => {
@@ -352,11 +446,11 @@ describe('authorize_payment, capture_payment, cancel_authorization', () => {
     expect(cancelPost?.idempotencyKey).toBe(key);
 
     await afterLag();
-    expect((await tools.cancel_authorization.lookup?.(key, ctx))?.externalRef).toBe(auth.externalRef);
+    expect(effectOf(await tools.cancel_authorization.lookup?.(key, ctx))?.externalRef).toBe(auth.externalRef);
     // The authorization did happen, even though it is released now.
-    expect((await tools.authorize_payment.lookup?.(authCtx.idempotencyKey, authCtx))?.externalRef).toBe(
-      auth.externalRef,
-    );
+    expect(
+      effectOf(await tools.authorize_payment.lookup?.(authCtx.idempotencyKey, authCtx))?.externalRef,
+    ).toBe(auth.externalRef);
   });
 
   it('cancelling an authorization that is already released reports it released', async () => {
@@ -420,7 +514,7 @@ describe('refund', () => {
     expect(ledger().refunds).toHaveLength(1);
 
     await afterLag();
-    const found = await tools.refund.lookup?.(key, ctx);
+    const found = effectOf(await tools.refund.lookup?.(key, ctx));
     expect(found?.externalRef).toBe(refunded.externalRef);
     expect(found?.duplicates).toBeUndefined();
   });

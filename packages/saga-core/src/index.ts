@@ -35,13 +35,16 @@ export {
   type LookupObservation,
   type LookupTarget,
 } from './tools/lookup-by-key.js';
+export { refusedUnderKey, isRefusedUnderKey, type RefusedUnderKey } from './tools/refused-under-key.js';
 export {
   absenceEvidenceAfterMs,
   commitHorizonOf,
   readLookupLag,
+  resendAfterMs,
   type LookupLag,
   type LookupTimings,
 } from './tools/lookup-lag.js';
+export { answeredUnderKey } from './tools/answered-under-key.js';
 export { parseArgs, parseCallArgs, readPath, redactArgs } from './tools/parse-args.js';
 export {
   PERSONAL_MARK,
@@ -211,6 +214,7 @@ export {
   type Redispatch,
   type RedispatchSender,
 } from './steps/redispatch/redispatch-step.js';
+export { mayResendUnproven, verdictForRun } from './steps/redispatch/may-resend-unproven.js';
 export { StepEventKind } from './steps/step-event-kind.js';
 export { StepStatus, SETTLED_STEP_STATUSES, UNRESOLVED_STEP_STATUSES } from './steps/step-status.js';
 export { STEP_TRANSITIONS, allowedSources, isLegalTransition } from './steps/step-transitions.js';

@@ -1,7 +1,11 @@
 /**
  * The one lookup rule (`settleFromLookup`): "not found" is believed only once the tool's commit horizon
  * (`commitHorizonMs`, default its `timeoutMs`) and then its `lookupLagMs` have passed since the last attempt
- * was sent, by the database's clock, and a re-check agrees; "found" is believed at once. Against a real
+ * was sent, by the database's clock, and a re-check agrees; "found" is believed at once; the vendor's record
+ * of the call refused under the key is believed past the same moment, after one lookup (or at once when the
+ * last attempt was answered 500 by a vendor that dedupes by key: nothing is in flight); for a tool whose
+ * vendor dedupes by key, a "not found" past only the lag lets the step be sent again (`resendable`), never
+ * proving absence. Against a real
  * saga-log row whose `last_attempt_at` the database wrote (or the test set in SQL), and a tool whose search
  * index lags behind its writes.
  */
@@ -9,15 +13,21 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { sql } from 'kysely';
 import { z } from 'zod';
 import {
+  ClientError,
   claimStep,
   createLogger,
+  decideLookupVerdict,
   defineTool,
   ref,
+  refusedUnderKey,
   settleFromLookup,
+  type LookupObservation,
+  type RefusedUnderKey,
   type StepRow,
   type ToolEffect,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { resendAfterMs } from '../src/tools/lookup-lag.js';
 import { intendedStep } from './intended-step.js';
 
 let env: TestEnv;
@@ -46,8 +56,12 @@ function laggingVendor(opts: {
   indexedAfter: number;
   duplicates?: readonly string[];
   fails?: boolean;
+  /** The vendor's record of the call made under the key: it refused it (`refusedUnderKey`). */
+  refuses?: ClientError;
   /** The tool's declared horizon (default HORIZON_MS); null declares none (its timeout then). */
   horizonMs?: number | null;
+  /** The vendor makes at most one effect per key, whatever became of an earlier send (`dedupesByKey`). */
+  dedupesByKey?: boolean;
 }) {
   const asked: string[] = [];
   const tool = defineTool({
@@ -57,9 +71,10 @@ function laggingVendor(opts: {
     args: z.object({ orderId: z.string() }),
     compensate: (_a: unknown, key: string) => ({ tool: 'create_ticket', args: { orderId: ref(key) } }),
     execute: () => Promise.resolve({ externalRef: 'SUP-1', result: {} }),
-    lookup: (key): Promise<ToolEffect | null> => {
+    lookup: (key): Promise<ToolEffect | RefusedUnderKey | null> => {
       asked.push(key);
       if (opts.fails) return Promise.reject(new Error('search is down (503)'));
+      if (opts.refuses) return Promise.resolve(refusedUnderKey(opts.refuses));
       if (asked.length <= opts.indexedAfter) return Promise.resolve(null);
       return Promise.resolve({
         externalRef: 'SUP-1',
@@ -70,6 +85,7 @@ function laggingVendor(opts: {
     lookupLagMs: LAG_MS,
     timeoutMs: TIMEOUT_MS,
     ...(opts.horizonMs === null ? {} : { commitHorizonMs: opts.horizonMs ?? HORIZON_MS }),
+    ...(opts.dedupesByKey === undefined ? {} : { dedupesByKey: opts.dedupesByKey }),
   });
   return { tool, asked };
 }
@@ -93,12 +109,17 @@ async function attemptedStep(runId: string, agoMs = 0): Promise<StepRow> {
   return r.rows[0]!;
 }
 
-const settle = (tool: ReturnType<typeof laggingVendor>['tool'], step: StepRow) =>
+const settle = (
+  tool: ReturnType<typeof laggingVendor>['tool'],
+  step: StepRow,
+  lastOutcome?: Pick<StepRow, 'attempts' | 'error'>,
+) =>
   settleFromLookup({
     db: env.db,
     tool,
     target: step,
     lastAttemptAt: step.last_attempt_at!,
+    ...(lastOutcome ? { lastOutcome } : {}),
     recheckMs: RECHECK_MS,
     log,
   });
@@ -204,6 +225,189 @@ describe('settleFromLookup', () => {
       expect(v.asked).toHaveLength(1);
       if (s.verdict.kind === 'too-early')
         expect(s.verdict.believableAt.getTime()).toBe(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS);
+    });
+  });
+
+  describe('a lookup that finds the call refused under the key', () => {
+    const refusal = () =>
+      new ClientError('pi_1 was left requires_confirmation', {
+        vendorCode: 'payment_intent_requires_confirmation',
+      });
+
+    it('is too early while the horizon runs: one lookup, no re-check, and when to look again', async () => {
+      const step = await attemptedStep('sl-refused-early', LAG_MS + 60_000);
+      const v = laggingVendor({ indexedAfter: Infinity, refuses: refusal() });
+      const s = await settle(v.tool, step);
+      // A request the vendor still holds may yet complete: the refusal is not believed before the horizon.
+      expect(s.verdict).toEqual({
+        kind: 'too-early',
+        believableAt: new Date(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS),
+      });
+      expect(v.asked).toEqual([step.idempotency_key]);
+    });
+
+    it('is refused past horizon + lag after one lookup, with the error the lookup gave', async () => {
+      const step = await attemptedStep('sl-refused', HORIZON_MS + LAG_MS + 60_000);
+      const error = refusal();
+      const v = laggingVendor({ indexedAfter: Infinity, refuses: error });
+      const s = await settle(v.tool, step);
+      expect(s.verdict).toEqual({ kind: 'refused', error });
+      if (s.verdict.kind === 'refused') expect(s.verdict.error).toBe(error);
+      // The vendor's record was read, not missed by a lagging search: no re-check.
+      expect(v.asked).toEqual([step.idempotency_key]);
+      expect(s.observations.map((o) => o.kind)).toEqual(['refused']);
+    });
+  });
+});
+
+describe('decideLookupVerdict on a refusal', () => {
+  const believableAt = new Date('2030-01-01T00:00:00Z');
+  const error = new ClientError('vendor left it incomplete', { vendorCode: 'x_incomplete' });
+  const refused: LookupObservation = { kind: 'refused', at: new Date(), ms: 3, error };
+
+  it('is too early, with when to look again, before the horizon and the lag have passed', () => {
+    expect(decideLookupVerdict([refused], { passed: false, believableAt })).toEqual({
+      kind: 'too-early',
+      believableAt,
+    });
+  });
+
+  it('is refused, carrying the same ClientError, once they have', () => {
+    const v = decideLookupVerdict([refused], { passed: true, believableAt });
+    expect(v).toEqual({ kind: 'refused', error });
+    if (v.kind === 'refused') expect(v.error).toBe(error);
+  });
+});
+
+describe('resendAfterMs: when a "not found" lets a step be sent again under its key', () => {
+  const tool = (dedupesByKey: boolean) => ({ dedupesByKey, lookupLagMs: 1_500 });
+
+  it('does not apply to a tool whose vendor does not dedupe by key', () => {
+    expect(resendAfterMs(tool(false), undefined)).toBeUndefined();
+    expect(resendAfterMs(tool(false), { code: 'UPSTREAM_5XX' }, { retryAfterMs: 5_000 })).toBeUndefined();
+  });
+
+  it("is the tool's lookup lag for one that does, whatever else the stored error says", () => {
+    expect(resendAfterMs(tool(true), undefined)).toBe(1_500);
+    expect(resendAfterMs(tool(true), null)).toBe(1_500);
+    expect(resendAfterMs(tool(true), { code: 'UPSTREAM_5XX', status: 504 })).toBe(1_500);
+  });
+
+  it('does not apply after a 409: the vendor holds an earlier send under the key', () => {
+    expect(resendAfterMs(tool(true), { status: 409 })).toBeUndefined();
+    expect(resendAfterMs(tool(true), { code: 'UPSTREAM_4XX', status: 409, attempt: 1 })).toBeUndefined();
+  });
+
+  it("waits for an answered 429's Retry-After when it is longer than the lag, and the lag when shorter", () => {
+    expect(resendAfterMs(tool(true), { status: 429 }, { retryAfterMs: 4_000 })).toBe(4_000);
+    expect(resendAfterMs(tool(true), { status: 429 }, { retryAfterMs: 200 })).toBe(1_500);
+  });
+});
+
+describe('decideLookupVerdict on a "not found" of a tool whose vendor dedupes by key', () => {
+  const believableAt = new Date('2030-01-01T00:00:00Z');
+  const absent = (): LookupObservation => ({ kind: 'absent', at: new Date(), ms: 3 });
+
+  it('is resendable, with when absence becomes believable, past the resend wait but not the horizon', () => {
+    expect(decideLookupVerdict([absent()], { passed: false, believableAt }, true)).toEqual({
+      kind: 'resendable',
+      believableAt,
+    });
+  });
+
+  it('is too early when the resend wait has not passed either (the default)', () => {
+    expect(decideLookupVerdict([absent()], { passed: false, believableAt }, false)).toEqual({
+      kind: 'too-early',
+      believableAt,
+    });
+    expect(decideLookupVerdict([absent()], { passed: false, believableAt })).toEqual({
+      kind: 'too-early',
+      believableAt,
+    });
+  });
+
+  it('is absent past the horizon and the lag with a re-check, whatever resendPassed says', () => {
+    const lag = { passed: true, believableAt };
+    expect(decideLookupVerdict([absent(), absent()], lag, true)).toEqual({ kind: 'absent' });
+    expect(decideLookupVerdict([absent(), absent()], lag, false)).toEqual({ kind: 'absent' });
+  });
+});
+
+describe('settleFromLookup on a tool whose vendor dedupes by key', () => {
+  // Sent longer ago than the lag (600 s) but well within horizon + lag (900 s).
+  const PAST_LAG_MS = LAG_MS + 60_000;
+
+  it('is resendable past its lag within its horizon, after one lookup and no re-check', async () => {
+    const step = await attemptedStep('sl-resend', PAST_LAG_MS);
+    const v = laggingVendor({ indexedAfter: Infinity, dedupesByKey: true });
+    const s = await settle(v.tool, step);
+    // Absence is still not proved: the moment it would be is the attempt plus the horizon plus the lag.
+    expect(s.verdict).toEqual({
+      kind: 'resendable',
+      believableAt: new Date(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS),
+    });
+    expect(v.asked).toEqual([step.idempotency_key]);
+    expect(s.observations.map((o) => o.kind)).toEqual(['absent']);
+  });
+
+  it('is too early within its lag', async () => {
+    const step = await attemptedStep('sl-resend-early', LAG_MS / 2);
+    const s = await settle(laggingVendor({ indexedAfter: Infinity, dedupesByKey: true }).tool, step);
+    expect(s.verdict.kind).toBe('too-early');
+  });
+
+  it('is too early past its lag when the stored error is a 409: an earlier send is in flight', async () => {
+    const step = await attemptedStep('sl-resend-409', PAST_LAG_MS);
+    const v = laggingVendor({ indexedAfter: Infinity, dedupesByKey: true });
+    const s = await settle(v.tool, step, { attempts: step.attempts, error: { status: 409 } });
+    expect(s.verdict.kind).toBe('too-early');
+  });
+
+  it('is too early at the same moment for the same tool not deduping: the horizon still runs', async () => {
+    const step = await attemptedStep('sl-no-dedupe', PAST_LAG_MS);
+    const v = laggingVendor({ indexedAfter: Infinity, dedupesByKey: false });
+    const s = await settle(v.tool, step);
+    expect(s.verdict).toEqual({
+      kind: 'too-early',
+      believableAt: new Date(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS),
+    });
+    expect(v.asked).toHaveLength(1);
+  });
+});
+
+describe('settleFromLookup on a refusal under the key after an answered 500 (answeredUnderKey)', () => {
+  const refusal = () =>
+    new ClientError('pi_1 was left requires_confirmation', {
+      vendorCode: 'payment_intent_requires_confirmation',
+    });
+
+  it('is refused at once, well inside the horizon, when the vendor dedupes by key', async () => {
+    const step = await attemptedStep('sl-500-refused');
+    const error = refusal();
+    const v = laggingVendor({ indexedAfter: Infinity, refuses: error, dedupesByKey: true });
+    const s = await settle(v.tool, step, { attempts: 1, error: { status: 500, attempt: 1 } });
+    expect(s.lag.passed).toBe(false);
+    expect(s.verdict).toEqual({ kind: 'refused', error });
+    expect(v.asked).toEqual([step.idempotency_key]);
+  });
+
+  it('is too early after an answered 504: a gateway may answer while the vendor still works', async () => {
+    const step = await attemptedStep('sl-504-refused');
+    const v = laggingVendor({ indexedAfter: Infinity, refuses: refusal(), dedupesByKey: true });
+    const s = await settle(v.tool, step, { attempts: 1, error: { status: 504, attempt: 1 } });
+    expect(s.verdict).toEqual({
+      kind: 'too-early',
+      believableAt: new Date(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS),
+    });
+  });
+
+  it('is too early after an answered 500 when the vendor does not dedupe by key', async () => {
+    const step = await attemptedStep('sl-500-no-dedupe');
+    const v = laggingVendor({ indexedAfter: Infinity, refuses: refusal(), dedupesByKey: false });
+    const s = await settle(v.tool, step, { attempts: 1, error: { status: 500, attempt: 1 } });
+    expect(s.verdict).toEqual({
+      kind: 'too-early',
+      believableAt: new Date(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS),
     });
   });
 });

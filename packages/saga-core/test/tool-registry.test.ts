@@ -62,6 +62,17 @@ describe('tool registration', () => {
     expect(defineTool({ ...createTicket, description: 'Opens a ticket.', deletes: true }).deletes).toBe(true);
   });
 
+  it('refuses a dedupesByKey that is not a boolean, naming the field; defaults to false; keeps true', () => {
+    const e = refusal(() => defineTool({ ...createTicket, dedupesByKey: 'yes' } as unknown as ToolSpec));
+    expect(e.field).toBe('dedupesByKey');
+    expect(e.message).toMatch(/dedupesByKey/);
+    expect(defineTool(createTicket).dedupesByKey).toBe(false);
+    const deduping = defineTool({ ...createTicket, dedupesByKey: true });
+    expect(deduping.dedupesByKey).toBe(true);
+    // The registry validates again: the declaration survives it.
+    expect(createToolRegistry([deduping, closeTicket]).require('create_ticket').dedupesByKey).toBe(true);
+  });
+
   it('keeps a declared audience list through the registry, and knows a function of the arguments from it', () => {
     const listed = defineTool({ ...createTicket, audience: ['support_team'] });
     const byArgs = defineTool({ ...createTicket, audience: () => ['customer'] });

@@ -1,11 +1,21 @@
 /**
  * The compensator's leases are stamped and judged on the database's clock, never its process's: an
  * in-test compensator (the same code as the role) whose `Date` is faked decades away from the database's
- * `now()` still writes `lease_until = now() + lease` and expires a lease only when `now()` passes it.
+ * `now()` still writes `lease_until = now() + lease` and expires a lease only when `now()` passes it. So is
+ * the commit horizon of an unknown forward step it reconciles before the unwind: a refusal under the key
+ * (`refusedUnderKey`) is believed only once the database says the horizon has passed.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import { compensationKey, createLogger, createToolRegistry, type StepRow } from '@agent-saga/core';
+import {
+  ClientError,
+  compensationKey,
+  createLogger,
+  createToolRegistry,
+  refusedUnderKey,
+  type AnyTool,
+  type StepRow,
+} from '@agent-saga/core';
 import {
   call,
   executeStep,
@@ -37,11 +47,11 @@ afterEach(() => vi.useRealTimers());
 const processClockAt = (iso: string) =>
   vi.useFakeTimers({ toFake: ['Date'], now: new Date(iso), shouldAdvanceTime: true });
 
-function driver(shutdown = new AbortController()): UnwindDeps {
+function driver(shutdown = new AbortController(), tools: readonly AnyTool[] = h.tools): UnwindDeps {
   return {
     db: h.env.db,
     schema: h.env.schema,
-    registry: createToolRegistry(h.tools),
+    registry: createToolRegistry(tools),
     config: loadCompensatorConfig({ ...h.env.env, ...ROLE_ENV, SAGA_TOOLS: EFFECT_TOOLS }),
     workerId: 'in-test-clock',
     groups: createUnwindGroups(h.env.db, 'in-test-clock'),
@@ -158,5 +168,70 @@ describe('compensator leases on the database clock', () => {
     expect(await runStatus(runId)).toBe('COMPENSATED');
     // The ghost attempt never reached the system; the compensation was sent once, after its lookup.
     expect(await effectsFor(h.raw, key)).toEqual([expect.objectContaining({ tool: 'delete_note' })]);
+  });
+});
+
+describe('reconcile before unwind on the database clock', () => {
+  /** Why 10 s: the horizon of the forward tool, far longer than the first drive, so it cannot pass by itself. */
+  const HORIZON_MS = 10_000;
+  const looked: string[] = [];
+  /** The fixture `create_note`, but its lookup finds the call refused under the key (vendor left it incomplete). */
+  const refusingTools = (): AnyTool[] =>
+    h.tools.map((t) =>
+      t.name !== 'create_note'
+        ? t
+        : {
+            ...t,
+            commitHorizonMs: HORIZON_MS,
+            lookup: (key: string) => {
+              looked.push(key);
+              return Promise.resolve(
+                refusedUnderKey(new ClientError('vendor left it incomplete', { vendorCode: 'x_incomplete' })),
+              );
+            },
+          },
+    );
+
+  it('a forward step found refused under the key: FAILED past its horizon, nothing compensated', async () => {
+    const runId = 'clock-refused';
+    await newRun(h, runId);
+    const r = await call(h, runId, { tool: 'create_note', args: { orderId: runId, text: 'n' }, stepIdx: 0 });
+    expect(r.status).toBe(202);
+    const step = await executeStep(h, runId, 0, { to: 'UNKNOWN', effect: false });
+    expect((await request(h, 'POST', `/v1/runs/${runId}/unwind`, { reason: 'clock' })).status).toBe(202);
+    const tools = refusingTools();
+
+    // Just sent, by the database; 2100 by this process's clock, by which the horizon passed long ago.
+    processClockAt('2100-01-01T00:00:00Z');
+    expect(await driveRun(driver(new AbortController(), tools), runId, 1_000)).toBe('unfinished');
+    vi.useRealTimers();
+    expect(looked).toContain(step.idempotency_key);
+    const waiting = await h.env.db
+      .selectFrom('saga_log')
+      .select(['status'])
+      .where('run_id', '=', runId)
+      .executeTakeFirstOrThrow();
+    expect(waiting.status).toBe('UNKNOWN');
+
+    // The database's clock passes the horizon; this process believes it is 2000 (the attempt far ahead).
+    await sql`UPDATE saga_log SET last_attempt_at = now() - interval '1 minute' WHERE run_id = ${runId}`.execute(
+      h.env.db,
+    );
+    processClockAt('2000-01-01T00:00:00Z');
+    expect(await driveRun(driver(new AbortController(), tools), runId, 30_000)).toBe('finished');
+    vi.useRealTimers();
+    const settled = await h.env.db
+      .selectFrom('saga_log')
+      .select(['status', 'error', 'compensation_status'])
+      .where('run_id', '=', runId)
+      .executeTakeFirstOrThrow();
+    expect(settled).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'CLIENT_ERROR', message: 'vendor left it incomplete', vendorCode: 'x_incomplete' },
+      compensation_status: 'skipped',
+    });
+    expect(await runStatus(runId)).toBe('COMPENSATED');
+    // The call never took effect: its compensation was never sent.
+    expect(await effectsFor(h.raw, compensationKey(runId, 0, 'create_note'))).toEqual([]);
   });
 });

@@ -4,7 +4,10 @@
  * operations (intent, executor claim, UNKNOWN), as an executor that died or met a 504 would leave them.
  */
 import { sql, type Kysely } from 'kysely';
-import { claimStep, StepStatus, transitionStep, type StepRow } from '@agent-saga/core';
+import { claimStep, StepStatus, transitionStep, type StepRow, type ToolRegistry } from '@agent-saga/core';
+import type { Logger } from 'pino';
+import { expect } from 'vitest';
+import { claimReconcilableSteps, reconcileStep, type SettleResult } from '../src/index.js';
 import type { TestEnv } from '@agent-saga/core/testing';
 import {
   createIntent,
@@ -149,3 +152,44 @@ export async function scrape(
   }
   return sum;
 }
+
+/**
+ * One reconcile pass over an UNKNOWN step in this process, as the worker makes it: claim under a lease,
+ * look up with `registry`'s tool, settle. For tests whose tools (a lookup that refuses, a vendor that
+ * dedupes) the child reconciler's fixture module does not have.
+ */
+export async function reconcileOnce(
+  env: TestEnv,
+  s: UnsettledStep,
+  c: { readonly registry: ToolRegistry; readonly owner: string; readonly logger: Logger },
+): Promise<SettleResult> {
+  const [claimed] = await claimReconcilableSteps(env.db, {
+    owner: c.owner,
+    leaseMs: 30_000,
+    limit: 1,
+    key: s.key,
+  });
+  expect(claimed?.status).toBe(StepStatus.UNKNOWN);
+  return reconcileStep(
+    {
+      db: env.db,
+      schema: env.schema,
+      registry: c.registry,
+      owner: c.owner,
+      recheckMs: 10,
+      policy: {
+        maxLookupErrors: 3,
+        maxUnknownAgeMs: 3_600_000,
+        backoffBaseMs: 100,
+        backoffMaxMs: 1_000,
+        maxRedispatches: 3,
+      },
+      logger: c.logger,
+    },
+    claimed!,
+  );
+}
+
+/** Every outbox message of the step: one per dispatch. */
+export const outboxOf = (env: TestEnv, key: string) =>
+  env.db.selectFrom('outbox').select(['job_id']).where('idempotency_key', '=', key).execute();

@@ -4,6 +4,7 @@ export type { SandboxAdmin } from './sandbox-core.js';
 export type { Ledger } from './admin/ledger.js';
 export { FaultKind, DelayPhase } from './faults/fault-rule.js';
 export type { FaultSpec, FaultSpecInput, FaultRule } from './faults/fault-rule.js';
+export { stripePartialBatchFault } from './faults/stripe-partial-batch.js';
 export { DEFAULT_CREDENTIALS, DEFAULT_SETTINGS } from './settings.js';
 export type { SandboxCredentials, SandboxSettings } from './settings.js';
 export { DEFAULT_SEED } from './seed.js';

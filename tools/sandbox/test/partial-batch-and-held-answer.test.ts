@@ -5,7 +5,7 @@
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../src/index.js';
+import { startSandbox, stripePartialBatchFault, type RunningSandbox } from '../src/index.js';
 import { call } from './http-client.js';
 
 let sandbox: RunningSandbox;
@@ -39,15 +39,7 @@ const charge = (key: string) =>
 
 describe('partial_batch', () => {
   it('creates the PaymentIntent without confirming it, answers 500, and replays the 500 to a keyed retry', async () => {
-    sandbox.admin.addFault({
-      vendor: 'stripe',
-      method: 'POST',
-      path: '/v1/payment_intents',
-      nth: 1,
-      kind: 'partial_batch',
-      omit: ['confirm'],
-      body: { error: { type: 'api_error', message: 'An unexpected error occurred' } },
-    });
+    sandbox.admin.addFault(stripePartialBatchFault());
     await expect(charge('k-partial')).rejects.toMatchObject({ statusCode: 500 });
     const [pi, ...more] = sandbox.admin.ledger().stripe.paymentIntents;
     expect(more).toHaveLength(0);

@@ -64,12 +64,30 @@ const TERMINAL: readonly string[] = TERMINAL_RUN_STATUSES;
 
 export const runIdOf = (episode: Episode): string => `run-${episode.ids.tag}`;
 
+/**
+ * What the agent makes of a FAILED step: the real system said no and nothing happened. A refusal the
+ * vendor answered (a vendor `status`: a decline, an order the warehouse will not ship) ends the task; one
+ * with no vendor answer — the vendor broke off part-way and left nothing done ("Stripe left PaymentIntent
+ * pi_… in requires_confirmation; no money moved", settled from the lookup by key) — is an error a model
+ * tries again, as a new call: the failed step is settled, so the run handle gives it the next index.
+ */
+function observeFailed(error: unknown): Observation {
+  const message = JSON.stringify(error);
+  const vendorStatus = (error as { status?: unknown } | null)?.status;
+  return typeof vendorStatus === 'number' ? { kind: 'refused', message } : { kind: 'error', message };
+}
+
+/** Whether the agent tries a write again after this step of it: FAILED with no vendor answer. */
+function triedAgain(step: { readonly status: string; readonly error?: unknown }): boolean {
+  return step.status === 'FAILED' && observeFailed(step.error).kind === 'error';
+}
+
 function observe(outcome: CallOutcome): Observation {
   switch (outcome.status) {
     case 'CONFIRMED':
       return { kind: 'done', ref: outcome.externalRef };
     case 'FAILED':
-      return { kind: 'refused', message: JSON.stringify(outcome.error) };
+      return observeFailed(outcome.error);
     case 'REJECTED':
       return { kind: 'refused', message: outcome.message };
     case 'PURE':
@@ -116,6 +134,7 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
         if (s.status === 'CONFIRMED') return { kind: 'done', ref: s.externalRef };
         if (s.status === 'MANUAL_INTERVENTION')
           return { kind: 'needs_person', message: 'MANUAL_INTERVENTION' };
+        if (s.status === 'FAILED') return observeFailed(s.error);
         return { kind: 'refused', message: s.status };
       }
       await sleep(POLL_MS);
@@ -140,7 +159,8 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
         const idx = stepOf.get(w);
         const s = run?.steps.find((x) => x.stepIdx === idx);
         if (s?.status === 'CONFIRMED') return s.externalRef;
-        if (s === undefined || !SETTLED_STEP.has(s.status)) unsettled = true;
+        // A write the agent will try again (a FAILED step it reads as an error) is not settled either.
+        if (s === undefined || !SETTLED_STEP.has(s.status) || triedAgain(s)) unsettled = true;
         return null;
       });
       open = open && unsettled;

@@ -94,6 +94,8 @@ export async function startAgentSagaStack(opts: {
   readonly seed: number;
   /** Episodes in flight at once: how many operators decide held emails (share-approval-inbox.ts). */
   readonly concurrency: number;
+  /** Keep the schema at the end (`--keep-log`): the saga log of every episode, to read after the run. */
+  readonly keepLog?: boolean;
   readonly say: (line: string) => void;
 }): Promise<AgentSagaStack> {
   const schema = `sim_${process.pid}_${opts.seed}`;
@@ -116,7 +118,8 @@ export async function startAgentSagaStack(opts: {
     await stopProcessFaults(processKills, opts.say);
     await stopApprover?.().catch(() => undefined);
     await supervisor.stopAll().catch(() => undefined);
-    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db).catch(() => undefined);
+    if (opts.keepLog) opts.say(`  agent-saga: the saga log is kept in schema ${schema} (--keep-log)`);
+    else await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db).catch(() => undefined);
     await db.destroy().catch(() => undefined);
     await dropQueues(opts.redisUrl, queuePrefix).catch(() => undefined);
     await sandbox?.close().catch(() => undefined);

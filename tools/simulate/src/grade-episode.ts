@@ -66,6 +66,8 @@ export interface EpisodeRecord {
   readonly settledMs: number;
   /** The fault modes of the episode whose sandbox faults all hit a request (a fault may find no request). */
   readonly firedModes: readonly FaultMode[];
+  /** What the agent noted (a crash, why it gave up): read when an episode is listed, never graded. */
+  readonly notes?: readonly string[];
 }
 
 export interface EpisodeGrade {

@@ -51,7 +51,8 @@ function describe(g: GradedEpisode): string {
   const faults = e.faults.map((f) => `${f.mode}@${f.write}`).join(',');
   return (
     `  #${e.index} ${e.workflow} faults ${faults} policies ${e.policies.join(',')} ` +
-    `agent ${g.record.report}, run ${g.record.ending.runStatus ?? '-'}: ${g.grade.findings.join('; ') || 'nothing standing'}`
+    `agent ${g.record.report}, run ${g.record.ending.runStatus ?? '-'}: ${g.grade.findings.join('; ') || 'nothing standing'}` +
+    (g.record.notes?.length ? `\n      agent: ${g.record.notes.join('; ')}` : '')
   );
 }
 

@@ -81,7 +81,14 @@ async function playOne(episode: Episode, run: HarnessRun): Promise<Played> {
     armed.filter((a) => a.mode === m).every((a) => fired.has(a.id)),
   );
   return {
-    record: { episode, report: result.report, ending, settledMs: settledAt - started, firedModes },
+    record: {
+      episode,
+      report: result.report,
+      ending,
+      settledMs: settledAt - started,
+      firedModes,
+      notes: result.notes,
+    },
     quietAt: Math.max(settledAt, started + holds) + QUIET_MS,
   };
 }

@@ -69,6 +69,7 @@ async function runAgentSaga(
     redisUrl: options.redisUrl,
     seed: options.seed,
     concurrency: options.concurrency,
+    keepLog: options.keepLog,
     say,
   }).finally(started);
   try {

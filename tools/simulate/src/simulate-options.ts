@@ -29,12 +29,13 @@ export const MAX_CONCURRENCY = 128;
 export const DEFAULT_CONCURRENCY = 64;
 
 export const SIMULATE_USAGE =
-  'usage: pnpm simulate [--episodes N] [--seed S] [--harness agent-saga|naive|both] [--concurrency C] [--json]\n' +
+  'usage: pnpm simulate [--episodes N] [--seed S] [--harness agent-saga|naive|both] [--concurrency C] [--json] [--keep-log]\n' +
   '  --episodes N     how many seeded episodes (default 200)\n' +
   '  --seed S         seed of the episodes (default: time-based, printed); same seed, same episodes\n' +
   '  --harness H      agent-saga, naive or both (default both): which harnesses play the episodes\n' +
   `  --concurrency C  episodes in flight at once per harness (default ${DEFAULT_CONCURRENCY})\n` +
-  '  --json           print one JSON object (totals, byFaultMode, byPolicy) instead of the tables';
+  '  --json           print one JSON object (totals, byFaultMode, byPolicy) instead of the tables\n' +
+  "  --keep-log       keep agent-saga's saga log (its schema, named on stderr) to read the episodes after";
 
 /** A bad command line: the message names the flag. */
 export class UsageError extends Error {
@@ -47,6 +48,8 @@ export interface SimulateOptions {
   readonly harnesses: readonly Harness[];
   readonly concurrency: number;
   readonly json: boolean;
+  /** Keep the agent-saga harness's schema (the saga log of every episode) instead of dropping it. */
+  readonly keepLog: boolean;
   /** From the environment or `.env` (as `vitest.config.ts` reads it); needed by the agent-saga harness. */
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
@@ -60,6 +63,7 @@ const flagsSchema = z.object({
   '--harness': z.enum(['agent-saga', 'naive', 'both']).default('both'),
   '--concurrency': positiveInt(MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
   '--json': z.boolean().default(false),
+  '--keep-log': z.boolean().default(false),
 });
 
 const envSchema = z.object({
@@ -79,7 +83,7 @@ export function parseSimulateOptions(
   const args = argv.filter((a) => a !== '--');
   for (let i = 0; i < args.length; i++) {
     const flag = args[i] ?? '';
-    if (flag === '--json') raw[flag] = true;
+    if (flag === '--json' || flag === '--keep-log') raw[flag] = true;
     else if (VALUED.has(flag)) {
       const value = args[++i];
       if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value`);
@@ -109,6 +113,7 @@ export function parseSimulateOptions(
     harnesses,
     concurrency: f['--concurrency'],
     json: f['--json'],
+    keepLog: f['--keep-log'],
     databaseUrl: env.data.DATABASE_URL,
     redisUrl: env.data.REDIS_URL,
   });

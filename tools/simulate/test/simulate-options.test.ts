@@ -13,6 +13,7 @@ describe('simulate options', () => {
       episodes: 200,
       harnesses: ['agent-saga', 'naive'],
       json: false,
+      keepLog: false,
       concurrency: 64,
     });
   });
@@ -24,10 +25,17 @@ describe('simulate options', () => {
 
   it('reads every flag', () => {
     const o = parse(
-      ['--episodes', '50', '--seed', '9', '--harness', 'naive', '--json', '--concurrency', '4'],
+      ['--episodes', '50', '--seed', '9', '--harness', 'naive', '--json', '--concurrency', '4', '--keep-log'],
       {},
     );
-    expect(o).toMatchObject({ episodes: 50, seed: 9, harnesses: ['naive'], json: true, concurrency: 4 });
+    expect(o).toMatchObject({
+      episodes: 50,
+      seed: 9,
+      harnesses: ['naive'],
+      json: true,
+      concurrency: 4,
+      keepLog: true,
+    });
   });
 
   it.each([

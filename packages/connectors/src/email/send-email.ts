@@ -74,6 +74,8 @@ export function sendEmailTool(config: EmailConfig, templates: EmailTemplates) {
       };
     },
     lookup: (key, ctx) => findEmailByTag(config, key, ctx),
+    // Sent with Resend's Idempotency-Key: a re-send under it makes no second email.
+    dedupesByKey: true,
     lookupLagMs: config.lookupLagMs,
   });
 }

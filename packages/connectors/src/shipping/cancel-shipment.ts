@@ -53,6 +53,8 @@ export function cancelShipmentTool(config: ShippingConfig) {
       });
       return answer.body.status === 'canceled' ? { externalRef: answer.body.id, result: answer.body } : null;
     },
+    // Sent with the API's Idempotency-Key: a re-send under it makes no second shipment or cancellation.
+    dedupesByKey: true,
     lookupLagMs: 0,
   });
 }

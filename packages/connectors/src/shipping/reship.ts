@@ -69,6 +69,8 @@ export function reshipTool(config: ShippingConfig) {
       if (first === undefined) return null;
       return { ...effectOf(first), ...(rest.length > 0 ? { duplicates: rest.map((s) => s.id) } : {}) };
     },
+    // Sent with the API's Idempotency-Key: a re-send under it makes no second shipment or cancellation.
+    dedupesByKey: true,
     lookupLagMs: 0,
   });
 }

@@ -1,5 +1,5 @@
 import { defineTool, ref } from '@agent-saga/core';
-import { createOffSessionPayment } from './create-off-session-payment.js';
+import { createOffSessionPayment, paymentLeftIncomplete } from './create-off-session-payment.js';
 import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
 import { paymentIntentEffect, wasAuthorized } from './payment-intent-effect.js';
 import { paymentArgs } from './payment-args.js';
@@ -30,7 +30,10 @@ export function createAuthorizePaymentTool(deps: StripeToolDeps) {
     compensate: (_args, key) => ({ tool: 'cancel_authorization', args: { authorization: ref(key) } }),
     execute: async (args, ctx) =>
       paymentIntentEffect(await createOffSessionPayment(deps, ctx, { ...args, captureMethod: 'manual' })),
-    lookup: (key, ctx) => lookupPaymentIntentByMetadata(deps, ctx, SAGA_KEY_METADATA, key, wasAuthorized),
+    lookup: (key, ctx) =>
+      lookupPaymentIntentByMetadata(deps, ctx, SAGA_KEY_METADATA, key, wasAuthorized, paymentLeftIncomplete),
+    // Every POST carries the step's key as Stripe's Idempotency-Key: a re-send makes no second effect.
+    dedupesByKey: true,
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: REQUESTS * deps.config.timeoutMs,
     holdWindowMs: deps.config.holdWindowMs,

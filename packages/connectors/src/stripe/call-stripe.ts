@@ -8,7 +8,10 @@ import { StripeOutcomeUnknownError } from './stripe-errors.js';
  * What every Stripe call needs from the tool's context: the abort signal, the logger, and the traceparent
  * of the call's span (sent as a request header through the options below).
  */
-export type CallContext = Pick<LookupContext, 'signal' | 'logger' | 'traceparent'>;
+export type CallContext = Pick<LookupContext, 'signal' | 'logger' | 'traceparent'> & {
+  /** The tool call's attempt (`ToolContext.attempt`); a lookup has none. */
+  readonly attempt?: number;
+};
 
 /**
  * Runs one Stripe request and classifies what it throws ({@link classifyStripeError}).
@@ -37,7 +40,15 @@ export async function callStripe<T>(ctx: CallContext, request: () => Promise<T>)
   try {
     return await Promise.race([request(), aborted]);
   } catch (err) {
-    throw classifyStripeError(err, ctx.logger);
+    const e = classifyStripeError(err, ctx.logger);
+    // An answer Stripe gave to this attempt: stamped, so the lookup rule can trust it for the last attempt.
+    if (e instanceof StripeOutcomeUnknownError && e.status !== undefined && ctx.attempt !== undefined)
+      throw new StripeOutcomeUnknownError(
+        e.message,
+        { status: e.status, vendorCode: e.vendorCode, requestId: e.requestId, attempt: ctx.attempt },
+        { cause: e.cause },
+      );
+    throw e;
   } finally {
     if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
   }

@@ -45,6 +45,8 @@ export function createCancelAuthorizationTool(deps: StripeToolDeps) {
     execute: async (args, ctx) => paymentIntentEffect(await cancel(deps, ctx, args.authorization)),
     lookup: (key, ctx) =>
       lookupPaymentIntentByMetadata(deps, ctx, markerMetadataKey('cancel', key), key, isCanceled),
+    // Every POST carries the step's key as Stripe's Idempotency-Key: a re-send makes no second effect.
+    dedupesByKey: true,
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: REQUESTS * deps.config.timeoutMs,
   });

@@ -45,6 +45,8 @@ export function createCapturePaymentTool(deps: StripeToolDeps) {
     lookup: (key, ctx) =>
       lookupPaymentIntentByMetadata(deps, ctx, markerMetadataKey('capture', key), key, isCharged),
     precondition: (forward, ctx) => chargedPaymentPrecondition(deps, forward, ctx),
+    // Every POST carries the step's key as Stripe's Idempotency-Key: a re-send makes no second effect.
+    dedupesByKey: true,
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: deps.config.timeoutMs,
   });

@@ -1,6 +1,6 @@
 import { defineTool, ref } from '@agent-saga/core';
 import { z } from 'zod';
-import { createOffSessionPayment } from './create-off-session-payment.js';
+import { createOffSessionPayment, paymentLeftIncomplete } from './create-off-session-payment.js';
 import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
 import { isCharged, paymentIntentEffect } from './payment-intent-effect.js';
 import { SAGA_KEY_METADATA } from './saga-metadata.js';
@@ -48,8 +48,11 @@ export function createChargeCardTool(deps: StripeToolDeps) {
           },
     execute: async (args, ctx) =>
       paymentIntentEffect(await createOffSessionPayment(deps, ctx, { ...args, captureMethod: 'automatic' })),
-    lookup: (key, ctx) => lookupPaymentIntentByMetadata(deps, ctx, SAGA_KEY_METADATA, key, isCharged),
+    lookup: (key, ctx) =>
+      lookupPaymentIntentByMetadata(deps, ctx, SAGA_KEY_METADATA, key, isCharged, paymentLeftIncomplete),
     precondition: (forward, ctx) => chargedPaymentPrecondition(deps, forward, ctx),
+    // Every POST carries the step's key as Stripe's Idempotency-Key: a re-send makes no second effect.
+    dedupesByKey: true,
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: REQUESTS * deps.config.timeoutMs,
   });

@@ -45,11 +45,31 @@ export async function createOffSessionPayment(
     deps.stripe.paymentIntents.create(params, postOptions(deps.config, ctx.idempotencyKey, ctx)),
   );
   const expected = payment.captureMethod === 'manual' ? 'requires_capture' : 'succeeded';
-  if (pi.status !== expected && pi.status !== 'processing') {
-    throw new ClientError(`Stripe left PaymentIntent ${pi.id} in ${pi.status}; no money moved`, {
-      vendorCode: `payment_intent_${pi.status}`,
+  if (pi.status !== expected && pi.status !== 'processing') throw paymentLeftIncomplete(pi);
+  return pi;
+}
+
+/**
+ * The refusal of a payment whose PaymentIntent Stripe left short of its effect (not confirmed, declined,
+ * waiting for an action off-session never takes, canceled): no money moved. Thrown by the call that sees
+ * such a PaymentIntent in Stripe's answer, and returned by the lookup that finds one under the key
+ * (`refusedUnderKey`), so the step's error reads the same whichever learnt it. A PaymentIntent whose
+ * confirmation was declined carries the decline as `last_payment_error`: the refusal is then the one
+ * Stripe's 402 answer gave (`classify-stripe-error.ts`: status 402, the error's code, its decline code).
+ */
+export function paymentLeftIncomplete(
+  pi: Pick<Stripe.PaymentIntent, 'id' | 'status' | 'last_payment_error'>,
+): ClientError {
+  const declined = pi.last_payment_error;
+  if (declined?.type === 'card_error')
+    return new ClientError(declined.message ?? `Stripe declined PaymentIntent ${pi.id}; no money moved`, {
+      status: 402,
+      vendorCode: declined.code ?? 'card_error',
+      ...(declined.decline_code ? { declineCode: declined.decline_code } : {}),
       paymentIntent: pi.id,
     });
-  }
-  return pi;
+  return new ClientError(`Stripe left PaymentIntent ${pi.id} in ${pi.status}; no money moved`, {
+    vendorCode: `payment_intent_${pi.status}`,
+    paymentIntent: pi.id,
+  });
 }

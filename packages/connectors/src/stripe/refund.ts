@@ -86,6 +86,8 @@ export function createRefundTool(deps: StripeToolDeps) {
       return refundEffect(refund);
     },
     lookup: (key, ctx) => lookupRefund(deps, ctx, key),
+    // Every POST carries the step's key as Stripe's Idempotency-Key: a re-send makes no second effect.
+    dedupesByKey: true,
     lookupLagMs: deps.config.lookupLagMs,
     timeoutMs: REQUESTS * deps.config.timeoutMs,
   });

@@ -7,6 +7,11 @@ export interface StripeErrorFacts {
   /** Stripe's `error.code` (`card_declined`, `idempotency_key_in_use`…) or its error type. */
   readonly vendorCode?: string | undefined;
   readonly requestId?: string | undefined;
+  /**
+   * The attempt (`ToolContext.attempt`) whose request Stripe answered: set only when an answer arrived
+   * (`status`), so core's lookup rule can tell an answer to the step's last attempt from an older one.
+   */
+  readonly attempt?: number | undefined;
 }
 
 /**
@@ -17,10 +22,12 @@ export class StripeOutcomeUnknownError extends OutcomeUnknownError {
   readonly status: number | undefined;
   readonly vendorCode: string | undefined;
   readonly requestId: string | undefined;
+  readonly attempt: number | undefined;
   constructor(message: string, facts: StripeErrorFacts = {}, options?: ErrorOptions) {
     super(message, options);
     this.status = facts.status;
     this.vendorCode = facts.vendorCode;
     this.requestId = facts.requestId;
+    this.attempt = facts.attempt;
   }
 }

@@ -9,6 +9,7 @@ import { StepStatus } from './step-status.js';
  *   lookup proves that an attempt whose lease expired never reached the system. NOT_EXECUTED → INTENDED is
  *   the re-dispatch of a run still going forward (same key, stored arguments).
  * - UNKNOWN: exits only by evidence: CONFIRMED (lookup found it), NOT_EXECUTED (lookup proved absence),
+ *   FAILED (lookup found the call refused under the key, past its commit horizon: `RefusedUnderKey`),
  *   MANUAL_INTERVENTION (the harness gave up).
  * - NOT_EXECUTED: exits to INTENDED (re-dispatch), or to MANUAL_INTERVENTION when the re-dispatch budget is
  *   spent (a poison call proven absent again and again: `redispatch-budget.ts`).
@@ -19,7 +20,7 @@ export const STEP_TRANSITIONS = {
   [StepStatus.AWAITING_APPROVAL]: [],
   [StepStatus.INTENDED]: [StepStatus.AWAITING_APPROVAL, StepStatus.NOT_EXECUTED],
   [StepStatus.CONFIRMED]: [StepStatus.INTENDED, StepStatus.UNKNOWN, StepStatus.MANUAL_INTERVENTION],
-  [StepStatus.FAILED]: [StepStatus.INTENDED],
+  [StepStatus.FAILED]: [StepStatus.INTENDED, StepStatus.UNKNOWN],
   [StepStatus.UNKNOWN]: [StepStatus.INTENDED],
   [StepStatus.NOT_EXECUTED]: [StepStatus.INTENDED, StepStatus.UNKNOWN, StepStatus.MANUAL_INTERVENTION],
   [StepStatus.REJECTED]: [StepStatus.AWAITING_APPROVAL],

@@ -1,3 +1,4 @@
+import type { RefusedUnderKey } from './refused-under-key.js';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { ToolClass } from './tool-class.js';
@@ -189,8 +190,13 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
   /** A note for people that could be needed if the effect is undone (never sent automatically). */
   readonly correction?: (args: z.infer<S>, key: string) => CorrectionCommand | null;
   readonly execute: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolEffect<R>>;
-  /** Finds the effect made under `key` in the real system, or null. Required for non-pure tools. */
-  readonly lookup?: (key: string, ctx: LookupContext) => Promise<ToolEffect | null>;
+  /**
+   * Finds the effect made under `key` in the real system, or null. Required for non-pure tools. A lookup
+   * that finds the vendor's record of the call refused, or done only in part and never to be completed
+   * under this key, returns {@link RefusedUnderKey} (`refusedUnderKey(new ClientError(…))`): the step is
+   * FAILED with that error once the commit horizon has passed, instead of being sent again.
+   */
+  readonly lookup?: (key: string, ctx: LookupContext) => Promise<ToolEffect | RefusedUnderKey | null>;
   /**
    * Optional. Reads the target of this (forward) call's effect as it stands now and compares it with the
    * state the call left it in (`forward.result`, recorded at confirmation). The compensator asks it before
@@ -218,6 +224,19 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
    */
   readonly commitHorizonMs?: number;
   /**
+   * The real system itself dedupes a request that carries the step's key (Stripe's `Idempotency-Key`,
+   * Resend's, a shipping API's): a second send under the key, while the first is in flight or after it
+   * committed, makes no second effect (it is answered 409 "in flight", or replays the first answer).
+   * Default false (Jira has no such key: a label is searched, not enforced).
+   *
+   * Why it matters: for such a tool a "not found" past its `lookupLagMs` is enough to **send the step
+   * again** for a run still going forward (the lookup verdict `resendable`), without waiting out the
+   * commit horizon: whatever became of the first send, the vendor makes the effect at most once. It is not
+   * proof of absence: an unwind, or a run that stopped, still waits for the horizon before it concludes
+   * that nothing happened. Declare it only when the vendor's documented contract says so.
+   */
+  readonly dedupesByKey?: boolean;
+  /**
    * For a hold (a card authorisation, a reservation): how long the effect stays usable after it is made.
    * A pivot that stages such a step expires before the hold does: its approval's deadline is the earliest
    * hold's end, and on expiry the run unwinds (the holds are released). Unset: the effect does not lapse.
@@ -240,6 +259,7 @@ export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
     | 'personal'
     | 'personalResult'
     | 'repeatable'
+    | 'dedupesByKey'
     | 'deletes'
     | 'acceptsUnknownArgs'
   >
@@ -251,6 +271,7 @@ export type Tool<S extends AnyArgs = AnyArgs, R = unknown> = Readonly<
   readonly deletes: boolean;
   readonly identity: readonly string[];
   readonly repeatable: boolean;
+  readonly dedupesByKey: boolean;
   readonly secret: readonly string[];
   readonly personal: readonly string[];
   readonly personalResult: readonly string[];
@@ -323,6 +344,8 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fail('moves', 'must be a function (args, ctx) returning { currency, amount } or null');
   if (spec.deletes !== undefined && typeof spec.deletes !== 'boolean')
     fail('deletes', 'must be true or false');
+  if (spec.dedupesByKey !== undefined && typeof spec.dedupesByKey !== 'boolean')
+    fail('dedupesByKey', 'must be true or false');
   if (spec.acceptsUnknownArgs !== undefined && typeof spec.acceptsUnknownArgs !== 'boolean')
     fail('acceptsUnknownArgs', 'must be true or false');
   for (const field of ['secret', 'personal', 'personalResult'] as const) {
@@ -343,6 +366,7 @@ export function defineTool<S extends AnyArgs, R>(spec: ToolSpec<S, R>): Tool<S, 
     fixedAudience,
     identity: Object.freeze([...(spec.identity ?? [])]),
     repeatable: spec.repeatable ?? false,
+    dedupesByKey: spec.dedupesByKey ?? false,
     deletes: spec.deletes ?? false,
     acceptsUnknownArgs: spec.acceptsUnknownArgs ?? false,
     secret: Object.freeze([...(spec.secret ?? [])]),

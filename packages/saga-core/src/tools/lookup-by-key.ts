@@ -1,17 +1,22 @@
 import type { Logger } from 'pino';
 import { askRealSystem, type AskTarget } from './ask-real-system.js';
 import type { AnyTool, ToolEffect } from './define-tool.js';
+import type { ClientError } from '../errors/errors.js';
+import { isRefusedUnderKey } from './refused-under-key.js';
 
 /**
  * What one `lookup(key)` saw, with when it was asked and how long it took: the evidence a decision about
  * an unknown outcome rests on, written to the step's LOOKUP events as {@link lookupEvidence}.
  * - `found`: the real system holds an effect under the key (`effect.duplicates`: more than one).
  * - `absent`: it holds none, as far as its search shows now (search indexes lag: see `lookupLagMs`).
+ * - `refused`: it holds the call made under the key, ended without its effect for good
+ *   (`RefusedUnderKey`); `error` is what the call would have thrown.
  * - `error`: the lookup threw or timed out; nothing was learnt.
  */
 export type LookupObservation =
   | { readonly kind: 'found'; readonly at: Date; readonly ms: number; readonly effect: ToolEffect }
   | { readonly kind: 'absent'; readonly at: Date; readonly ms: number }
+  | { readonly kind: 'refused'; readonly at: Date; readonly ms: number; readonly error: ClientError }
   | {
       readonly kind: 'error';
       readonly at: Date;
@@ -42,6 +47,7 @@ export async function lookupByKey(
     };
   const a = await askRealSystem(tool, step, log, 'lookup', (ctx) => lookup(step.idempotency_key, ctx));
   if (!a.ok) return { kind: 'error', at: a.at, ms: a.ms, error: a.error };
+  if (isRefusedUnderKey(a.value)) return { kind: 'refused', at: a.at, ms: a.ms, error: a.value.refused };
   return a.value
     ? { kind: 'found', at: a.at, ms: a.ms, effect: a.value }
     : { kind: 'absent', at: a.at, ms: a.ms };
@@ -59,6 +65,8 @@ export function lookupEvidence(o: LookupObservation): Record<string, unknown> {
       };
     case 'absent':
       return base;
+    case 'refused':
+      return { ...base, refused: { message: o.error.message, ...o.error.details } };
     case 'error':
       return { ...base, error: o.error };
     default: {

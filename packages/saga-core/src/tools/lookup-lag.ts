@@ -68,3 +68,23 @@ export async function readLookupLag(
   const d = await readDeadline(db, lastAttemptAt, absenceEvidenceAfterMs(tool, answered));
   return { passed: d.passed, believableAt: d.at };
 }
+
+/** The HTTP status of a keyed vendor's "a request with this key is still in flight" answer. */
+const KEY_IN_FLIGHT = 409;
+
+/**
+ * How long after an attempt a "not found" lets a step be sent again under its key, for a tool whose real
+ * system dedupes by key (`dedupesByKey`): its `lookupLagMs` (and an answered 429's `Retry-After`, as for
+ * absence), not the commit horizon. Undefined when the rule does not apply: the tool does not dedupe, or
+ * a stored 409 says the vendor holds an earlier send under the key (sending again would only be told so:
+ * wait for the horizon, or for the effect to show).
+ */
+export function resendAfterMs(
+  tool: Pick<AnyTool, 'dedupesByKey' | 'lookupLagMs'>,
+  lastError: unknown,
+  answered?: AnsweredRateLimit,
+): number | undefined {
+  if (!tool.dedupesByKey) return undefined;
+  if ((lastError as { status?: unknown } | null)?.status === KEY_IN_FLIGHT) return undefined;
+  return Math.max(tool.lookupLagMs, answered?.retryAfterMs ?? 0);
+}

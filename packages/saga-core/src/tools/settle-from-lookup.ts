@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { SagaDb } from '../db/connect.js';
+import type { ClientError } from '../errors/errors.js';
 import { answeredRateLimitOf, type LastAttemptOutcome } from './answered-rate-limit.js';
-import { readLookupLag, type LookupLag } from './lookup-lag.js';
+import { answeredUnderKey } from './answered-under-key.js';
+import { readLookupLag, resendAfterMs, type LookupLag } from './lookup-lag.js';
+import { readDeadline } from '../db/db-clock.js';
 import type { AnyTool, ToolEffect } from './define-tool.js';
 import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup-by-key.js';
 
@@ -24,6 +27,21 @@ import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup
  *   `duplicates`: the references of the other effects under the same key (empty unless an incident).
  * - `absent`: two lookups, `recheckMs` apart and both made after the horizon and the lag had passed since
  *   the last attempt, found nothing: the call never took effect, and no longer can.
+ * - `refused`: the real system holds the call made under the key, ended without its effect for good
+ *   (`RefusedUnderKey`: refused, or done in part and never to be completed under the key), seen once the
+ *   horizon and the lag had passed, or at once when the last attempt was answered 500 by a vendor that
+ *   dedupes by key (`answeredUnderKey`: nothing under the key is in flight): the step is FAILED with
+ *   `error`, as the executor would have written had the answer come back. Otherwise it is `too-early`: a
+ *   request the vendor still holds may yet complete (no re-check: the vendor's record was read, not
+ *   missed by a search).
+ * - `resendable`: nothing found past the tool's lookup lag, not yet past its horizon, on a tool whose real
+ *   system dedupes by key (`dedupesByKey`, `resendAfterMs`): sending the step again under its key is safe
+ *   — the vendor makes the effect at most once, whatever became of the first send — but nothing is proved
+ *   absent. Only a run going forward acts on it (the reconciler and the API's inline lookup send the step
+ *   again); whatever would conclude "nothing happened" (an unwind, a stopped run) treats it as `too-early`.
+ *   Why: a send that never left (its executor killed before the request, a dropped connection) is sent
+ *   again after the lag, not after the horizon, and an agent is not left waiting 15 s for a charge that is
+ *   made in one (`pnpm simulate`, docs/simulation.md).
  * - `too-early`: nothing found, but the real system may still make the effect, or its search may not show
  *   it yet: look again at `believableAt` (a database timestamp: the last attempt plus the horizon plus the
  *   lag). Not a failure.
@@ -36,6 +54,8 @@ export type LookupVerdict =
       readonly duplicates: readonly string[];
     }
   | { readonly kind: 'absent' }
+  | { readonly kind: 'resendable'; readonly believableAt: Date }
+  | { readonly kind: 'refused'; readonly error: ClientError }
   | { readonly kind: 'too-early'; readonly believableAt: Date }
   | { readonly kind: 'lookup-error'; readonly error: { readonly name: string; readonly message: string } };
 
@@ -43,11 +63,16 @@ export type LookupVerdict =
  * The rule itself, pure: decides from the observations of one pass, in the order they were made (one
  * lookup, or a first "not found" and its re-check), and `lag` ({@link readLookupLag}: horizon plus lag),
  * read by the database's clock before them. "Not found" is `absent` only when that moment had passed and
- * every lookup of the pass (at least two) agrees.
+ * every lookup of the pass (at least two) agrees; before it, `resendable` when `resendPassed` (the tool's
+ * {@link resendAfterMs} had passed by the same clock), else `too-early`. A refusal found under the key is
+ * `refused` past that moment, or at once when `keyWorkEnded` (`answeredUnderKey`: the last attempt was
+ * answered 500 by a vendor that dedupes by key, so nothing under the key is in flight).
  */
 export function decideLookupVerdict(
   observations: readonly LookupObservation[],
   lag: LookupLag | undefined,
+  resendPassed = false,
+  keyWorkEnded = false,
 ): LookupVerdict {
   const last = observations.at(-1);
   if (!last) throw new RangeError('a verdict needs at least one lookup');
@@ -56,10 +81,16 @@ export function decideLookupVerdict(
       return { kind: 'found', effect: last.effect, duplicates: last.effect.duplicates ?? [] };
     case 'error':
       return { kind: 'lookup-error', error: last.error };
+    case 'refused':
+      if (!lag) throw new RangeError('a refusal is judged against the commit horizon: read it first');
+      return lag.passed || keyWorkEnded
+        ? { kind: 'refused', error: last.error }
+        : { kind: 'too-early', believableAt: lag.believableAt };
     case 'absent': {
       if (!lag) throw new RangeError('a "not found" is judged against the lookup lag: read it first');
       const rechecked = observations.length >= 2 && observations.every((o) => o.kind === 'absent');
       if (lag.passed && rechecked) return { kind: 'absent' };
+      if (!lag.passed && resendPassed) return { kind: 'resendable', believableAt: lag.believableAt };
       return { kind: 'too-early', believableAt: lag.believableAt };
     }
     default: {
@@ -122,11 +153,16 @@ export interface LookupSettlement {
  * Promise<{ verdict: LookupVerdict; observations: LookupObservation[]; lag: LookupLag }>`.
  */
 export async function settleFromLookup(i: SettleFromLookupInput): Promise<LookupSettlement> {
-  const lag = await readLookupLag(i.db, i.lastAttemptAt, i.tool, answeredRateLimitOf(i.lastOutcome));
+  const answered = answeredRateLimitOf(i.lastOutcome);
+  const lag = await readLookupLag(i.db, i.lastAttemptAt, i.tool, answered);
+  const resendMs = lag.passed ? undefined : resendAfterMs(i.tool, i.lastOutcome?.error, answered);
+  // Read before the lookup, as the lag is: every lookup the verdict rests on was made after it.
+  const resendPassed = resendMs !== undefined && (await readDeadline(i.db, i.lastAttemptAt, resendMs)).passed;
   const observations = [await lookupByKey(i.tool, i.target, i.log)];
   if (observations[0]!.kind === 'absent' && lag.passed) {
     await sleep(i.recheckMs);
     observations.push(await lookupByKey(i.tool, i.target, i.log));
   }
-  return { verdict: decideLookupVerdict(observations, lag), observations, lag };
+  const keyWorkEnded = answeredUnderKey(i.tool, i.lastOutcome);
+  return { verdict: decideLookupVerdict(observations, lag, resendPassed, keyWorkEnded), observations, lag };
 }

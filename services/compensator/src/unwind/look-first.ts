@@ -115,6 +115,7 @@ async function lookUp(d: UnwindDeps, pass: CompensationPass, go: GoingOn): Promi
         lookups,
       );
     case 'too-early':
+    case 'resendable': // a compensation is sent again only once absence is proved, as before
       return ended(
         recheckLater(
           nextLookupAt({
@@ -142,6 +143,11 @@ async function lookUp(d: UnwindDeps, pass: CompensationPass, go: GoingOn): Promi
     }
     case 'absent':
       return { ...go, kind: 'not-found', lookups };
+    case 'refused':
+      // The vendor holds this compensation refused under its key: sending it again is told the same
+      // refusal, which the attempt's outcome records as any refusal (retried after a backoff, then the
+      // attempt budget), so the pass goes on exactly as for a refusal it saw itself.
+      return { ...go, kind: 'not-found', lookups };
     default:
       return unhandled(v, 'verdict');
   }
@@ -160,6 +166,8 @@ function lookedOnce(o: LookupObservation): Looked {
       };
     case 'absent':
       return { verdict: { kind: 'absent' }, observations: [o] };
+    case 'refused':
+      return { verdict: { kind: 'refused', error: o.error }, observations: [o] };
     case 'error':
       return { verdict: { kind: 'lookup-error', error: o.error }, observations: [o] };
     default:

@@ -9,6 +9,7 @@ import {
   StepStatus,
   transitionStep,
   type SagaTrx,
+  type SettlingVerdict,
   type StepRow,
   type TransitionInput,
 } from '@agent-saga/core';
@@ -31,7 +32,8 @@ const CAUSE = 'compensator: reconcile before unwind';
  * - INTENDED under a live lease (by the database's clock): an executor is sending it now: wait for it.
  * - UNKNOWN, or INTENDED with an expired lease: core's one lookup rule, shared with the API's inline lookup
  *   and the reconciler (`settleFromLookup`): found → CONFIRMED; not found, past the tool's lookupLagMs since
- *   the last attempt (by the database's clock) and re-checked → NOT_EXECUTED; otherwise wait, up to
+ *   the last attempt (by the database's clock) and re-checked → NOT_EXECUTED; found refused under the key
+ *   past the commit horizon → FAILED (nothing to compensate); otherwise wait, up to
  *   {@link unknownWaitMs} from the last attempt (by the database's clock: never before a "not found" past
  *   the tool's commit horizon could be believed), then MANUAL_INTERVENTION with the evidence.
  *
@@ -114,6 +116,12 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
   const evidence = lookupEvidence(observations.at(-1)!);
   const lookupEvent = (trx: SagaTrx, detail: Record<string, unknown>) =>
     appendStepEvent(trx, { ...at, kind: StepEventKind.LOOKUP, cause: CAUSE, detail });
+  /** The step settled by what the lookup saw (its evidence an event), as `stepSettlement` maps it. */
+  const settleAs = (verdict: SettlingVerdict, cause: string) =>
+    write(async (trx) => {
+      await lookupEvent(trx, evidence);
+      await transitionStep(trx, { ...at, ...guard, ...stepSettlement(verdict, clearLease), cause });
+    });
   switch (v.kind) {
     case 'absent':
       return write(async (trx) => {
@@ -128,16 +136,12 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
     case 'found':
       // Several effects under one forward key: an incident whoever finds it (the reconciler counts its own).
       if (v.duplicates.length) d.metrics?.duplicateEffects.inc({ tool: step.tool });
-      return write(async (trx) => {
-        await lookupEvent(trx, evidence);
-        await transitionStep(trx, {
-          ...at,
-          ...guard,
-          ...stepSettlement(v, clearLease),
-          cause: 'lookup: found',
-        });
-      });
+      return settleAs(v, 'lookup: found');
+    case 'refused':
+      // The real system refused the call under its key: nothing to compensate.
+      return settleAs(v, 'lookup: the real system refused the call under the key');
     case 'too-early':
+    case 'resendable': // an unwind concludes "nothing to undo" only from proof of absence
       return giveUp('not found within the tool lookup lag', {
         ...evidence,
         believableAt: v.believableAt.toISOString(),

@@ -9,6 +9,7 @@ import {
   StepEventKind,
   StepStatus,
   transitionStep,
+  verdictForRun,
   type AnyTool,
   type ExecuteDispatch,
   type Logger,
@@ -45,7 +46,8 @@ export interface LookupOutcome {
  * - Found: the step is CONFIRMED with what the real system holds; nothing is executed again.
  * - Not found: believed only when the step's last attempt was sent more than the tool's commit horizon
  *   plus its `lookupLagMs` ago (by the database's clock) and a second lookup after `recheckMs` agrees
- *   (core's one rule, `settleFromLookup`); then the step is NOT_EXECUTED and re-dispatched with the same key and its stored
+ *   (core's one rule, `settleFromLookup`); the call found refused under the key (past the horizon): FAILED;
+ *   then the step is NOT_EXECUTED and re-dispatched with the same key and its stored
  *   arguments. Otherwise (too early, or the lookup failed) it stays, or becomes, UNKNOWN and the caller is
  *   told so.
  *
@@ -83,10 +85,10 @@ function unseenReason(
 }
 
 async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement): Promise<LookupOutcome> {
-  const v = settled.verdict;
   return req.db.transaction().execute(async (trx) => {
     const seenAs = req.step;
-    await lockRun(trx, req.tenantId, seenAs.run_id);
+    const run = await lockRun(trx, req.tenantId, seenAs.run_id);
+    const v = verdictForRun(settled.verdict, run);
     const now = await trx
       .selectFrom('saga_log')
       .selectAll()
@@ -127,17 +129,30 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
         log.info({ externalRef: v.effect.externalRef }, 'inline lookup found the effect; step confirmed');
         return { step: row, replayed: true, dispatch: null };
       }
-      case 'absent': {
-        await lookupEvent(trx, at, { found: false, believed: true, rechecked: true, lookups });
+      case 'absent':
+      case 'resendable': {
+        await lookupEvent(trx, at, {
+          found: false,
+          ...(v.kind === 'absent'
+            ? { believed: true, rechecked: true }
+            : { believed: false, resendable: true, believableAt: v.believableAt.toISOString() }),
+          lookups,
+        });
         await transitionStep(trx, {
           ...at,
           ...guard,
           ...stepSettlement(v, clearLease),
-          cause: 'lookup: not found (re-checked)',
+          cause:
+            v.kind === 'absent'
+              ? 'lookup: not found (re-checked)'
+              : 'lookup: not found past the lookup lag; the vendor dedupes by key: sent again under it',
         });
         const redispatch = await redispatchStep(trx, {
           ...at,
-          cause: 'retry call: re-dispatch after the lookup proved absence',
+          cause:
+            v.kind === 'absent'
+              ? 'retry call: re-dispatch after the lookup proved absence'
+              : 'retry call: re-dispatch under the same key (the vendor dedupes by key)',
           by: { kind: 'harness', maxRedispatches: req.maxRedispatches },
         });
         if (redispatch.kind === 'budget-spent') {
@@ -161,6 +176,18 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
           replayed: false,
           dispatch: await readDispatch(trx, seenAs.idempotency_key),
         };
+      }
+      case 'refused': {
+        const refused = { message: v.error.message, ...v.error.details };
+        await lookupEvent(trx, at, { found: false, refused, lookups });
+        const row = await transitionStep(trx, {
+          ...at,
+          ...guard,
+          ...stepSettlement(v, clearLease),
+          cause: 'lookup: the real system refused the call under the key',
+        });
+        log.info({ refused }, 'inline lookup found the call refused under its key; step failed');
+        return { step: row, replayed: true, dispatch: null };
       }
       case 'too-early':
       case 'lookup-error': {

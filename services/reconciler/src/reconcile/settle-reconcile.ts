@@ -13,6 +13,7 @@ import {
   StepStatus,
   stepSettlement,
   transitionStep,
+  verdictForRun,
   type LookupObservation,
   type LookupVerdict,
   type SagaDb,
@@ -79,6 +80,11 @@ export const DUPLICATE_EFFECT_CAUSE = 'duplicate-effect incident: several effect
  * - absent → NOT_EXECUTED, then, for a RUNNING run, re-dispatched with the same key and stored arguments
  *   (unless the run's authority lapsed: then it stays NOT_EXECUTED and waits for a renewal, see
  *   `redispatchStep`);
+ * - resendable (nothing found past the lag, on a tool whose vendor dedupes by key) → as absent, for a run
+ *   `mayResendUnproven` allows (going forward, no lapsing authority): sent again under the same key; for
+ *   any other run, too-early;
+ * - refused → FAILED with the vendor's refusal (its record of the call under the key shows it ended without
+ *   the effect, for good: a re-send would only be told the same), nothing sent again;
  * - too-early → stays (or, from a lapsed INTENDED, becomes) UNKNOWN, looked at again soon enough to find an
  *   effect the search did not show yet, and last when a "not found" can be believed (core's `nextLookupAt`);
  * - lookup-error → UNKNOWN with backoff and jitter; past the budget or the age limit, MANUAL_INTERVENTION
@@ -132,7 +138,7 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
       reconcile_lease_owner: null,
     };
     const lookups = s.observations.map(lookupEvidence);
-    const v = s.verdict;
+    const v = verdictForRun(s.verdict, run);
     switch (v.kind) {
       case 'found': {
         const duplicates = v.duplicates.length ? v.duplicates : undefined;
@@ -162,13 +168,17 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
           ...(duplicates ? { duplicates } : {}),
         };
       }
-      case 'absent': {
+      case 'absent':
+      case 'resendable': {
         await transitionStep(trx, {
           ...at,
           ...guard,
           // A step sent again starts its reconcile history afresh.
           ...stepSettlement(v, { ...released, reconcile_attempts: 0, next_reconcile_at: null }),
-          cause: 'reconciler: not found, re-checked after the lookup lag',
+          cause:
+            v.kind === 'absent'
+              ? 'reconciler: not found, re-checked after the lookup lag'
+              : 'reconciler: not found past the lookup lag; the vendor dedupes by key: sent again under it',
           detail: { lookups, lookupLagMs: s.lookupLagMs, lastAttemptAt: seen.last_attempt_at },
         });
         if (run.status !== RunStatus.RUNNING)
@@ -179,7 +189,10 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
           };
         const r = await redispatchStep(trx, {
           ...at,
-          cause: 'reconciler: re-dispatch after the lookup proved absence',
+          cause:
+            v.kind === 'absent'
+              ? 'reconciler: re-dispatch after the lookup proved absence'
+              : 'reconciler: re-dispatch under the same key (the vendor dedupes by key)',
           detail: { reconciler: s.owner },
           by: { kind: 'harness', maxRedispatches: s.policy.maxRedispatches },
         });
@@ -200,6 +213,17 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
           status: StepStatus.INTENDED,
           redispatchNo: r.dispatchNo,
         };
+      }
+      case 'refused': {
+        const refused = { message: v.error.message, ...v.error.details };
+        await transitionStep(trx, {
+          ...at,
+          ...guard,
+          ...stepSettlement(v, { ...released, next_reconcile_at: null }),
+          cause: 'reconciler: the real system refused the call under the key',
+          detail: { refused, lookups },
+        });
+        return { outcome: ReconcileOutcome.FAILED, status: StepStatus.FAILED, reason: v.error.message };
       }
       case 'too-early': {
         const look = nextLookupAt({

@@ -140,7 +140,19 @@ export async function settleCorrectionSend(
       });
       return row ? { kind: 'reopened', row } : { kind: 'moved' };
     }
+    case 'refused': {
+      // The vendor holds the send and refused it: nothing reached the customer; a person sees why.
+      const row = await move({
+        to: CorrectionStatus.OPEN,
+        onlyFrom: [CorrectionStatus.UNKNOWN],
+        cause: 'lookup: the vendor refused the email under the key; open to send again',
+        detail: { key, refused: { message: v.error.message, ...v.error.details }, lookups },
+        patch: { decided_by: null, decided_by_token: null, decided_at: null },
+      });
+      return row ? { kind: 'reopened', row } : { kind: 'moved' };
+    }
     case 'too-early':
+    case 'resendable': // nothing proved: a person sends again only once absence is proved
       return { kind: 'too-early', believableAt: v.believableAt };
     case 'lookup-error':
       log.warn(

@@ -1,0 +1,35 @@
+import { ClientError } from '../errors/errors.js';
+
+/**
+ * What a lookup returns when the real system holds the call made under the key and that call ended
+ * **without its effect, for good**: the vendor processed it and refused it, or did part of it and stopped
+ * (Stripe: a PaymentIntent created with `confirm: true` whose confirmation never ran, left in
+ * `requires_confirmation`; the 500 it answered is saved under the key, so a re-send is told the same 500
+ * and can never make the charge). `refused` is the error the call would have thrown had its answer come
+ * back: the step becomes FAILED with it, as it would have from the executor.
+ *
+ * Why a third answer beside an effect and null: "not found" sends the step again with the same key, and
+ * for a vendor that replays a saved failure under the key every re-send fails the same way, until the
+ * re-dispatch budget sends the step to a person (`pnpm simulate`'s `partial_batch`, docs/simulation.md).
+ * The lookup that sees the vendor's own record of the refused call knows better.
+ *
+ * It is believed only once the tool's commit horizon (and lag) has passed since the last attempt, as a
+ * "not found" is (`decideLookupVerdict`): a request still held by the vendor may yet complete.
+ */
+export interface RefusedUnderKey {
+  readonly refused: ClientError;
+}
+
+/** The lookup answer for a call the real system refused under the key: see {@link RefusedUnderKey}. */
+export function refusedUnderKey(refused: ClientError): RefusedUnderKey {
+  return { refused };
+}
+
+/** Whether a lookup's answer is {@link RefusedUnderKey} (an effect has `externalRef`, never `refused`). */
+export function isRefusedUnderKey(answer: unknown): answer is RefusedUnderKey {
+  return (
+    typeof answer === 'object' &&
+    answer !== null &&
+    (answer as { refused?: unknown }).refused instanceof ClientError
+  );
+}

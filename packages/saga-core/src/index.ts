@@ -35,7 +35,12 @@ export {
   type LookupObservation,
   type LookupTarget,
 } from './tools/lookup-by-key.js';
-export { refusedUnderKey, isRefusedUnderKey, type RefusedUnderKey } from './tools/refused-under-key.js';
+export {
+  refusedUnderKey,
+  isRefusedUnderKey,
+  refusalOf,
+  type RefusedUnderKey,
+} from './tools/refused-under-key.js';
 export {
   absenceEvidenceAfterMs,
   commitHorizonOf,

@@ -5,7 +5,13 @@
  * its own rule), and only when the stored error says it answered the step's last attempt. Pure.
  */
 import { describe, expect, it } from 'vitest';
-import { answeredUnderKey } from '@agent-saga/core';
+import {
+  answeredUnderKey,
+  ClientError,
+  isRefusedUnderKey,
+  refusalOf,
+  type RefusedUnderKey,
+} from '@agent-saga/core';
 
 const deduping = { dedupesByKey: true };
 
@@ -36,5 +42,29 @@ describe('answeredUnderKey', () => {
     expect(answeredUnderKey(deduping, { attempts: 2, error: { status: 500, attempt: 1 } })).toBe(false);
     expect(answeredUnderKey(deduping, { attempts: 2, error: { status: 500 } })).toBe(false);
     expect(answeredUnderKey(deduping, { attempts: 2, error: { status: 500, attempt: '2' } })).toBe(false);
+  });
+});
+
+describe('a refusal from a tool module with its own copy of core', () => {
+  it('is read as a refusal, never as an effect found, and carries its message and details', async () => {
+    // A ClientError of another class (a bundled core): an Error with the code, as `SagaError` sets it.
+    class OtherClientError extends Error {
+      readonly code = 'CLIENT_ERROR';
+      constructor(
+        message: string,
+        readonly details: Record<string, unknown>,
+      ) {
+        super(message);
+      }
+    }
+    const answer = { refused: new OtherClientError('left incomplete', { vendorCode: 'x_incomplete' }) };
+    expect(isRefusedUnderKey(answer)).toBe(true);
+    const refusal = refusalOf(answer as unknown as RefusedUnderKey);
+    expect(refusal).toBeInstanceOf(ClientError);
+    expect(refusal).toMatchObject({ message: 'left incomplete', details: { vendorCode: 'x_incomplete' } });
+    // An effect, or an object with some other `refused` field, is not a refusal.
+    expect(isRefusedUnderKey({ externalRef: 'x', result: {} })).toBe(false);
+    expect(isRefusedUnderKey({ refused: 'no' })).toBe(false);
+    expect(isRefusedUnderKey({ refused: new Error('plain') })).toBe(false);
   });
 });

@@ -9,7 +9,8 @@ import { StepStatus } from './step-status.js';
  *   lookup proves that an attempt whose lease expired never reached the system. NOT_EXECUTED → INTENDED is
  *   the re-dispatch of a run still going forward (same key, stored arguments).
  * - UNKNOWN: exits only by evidence: CONFIRMED (lookup found it), NOT_EXECUTED (lookup proved absence),
- *   FAILED (lookup found the call refused under the key, past its commit horizon: `RefusedUnderKey`),
+ *   FAILED (lookup found the call refused under the key: `RefusedUnderKey`, past the commit horizon or
+ *   after an answered 500 from a vendor that dedupes by key),
  *   MANUAL_INTERVENTION (the harness gave up).
  * - NOT_EXECUTED: exits to INTENDED (re-dispatch), or to MANUAL_INTERVENTION when the re-dispatch budget is
  *   spent (a poison call proven absent again and again: `redispatch-budget.ts`).

@@ -194,7 +194,8 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
    * Finds the effect made under `key` in the real system, or null. Required for non-pure tools. A lookup
    * that finds the vendor's record of the call refused, or done only in part and never to be completed
    * under this key, returns {@link RefusedUnderKey} (`refusedUnderKey(new ClientError(…))`): the step is
-   * FAILED with that error once the commit horizon has passed, instead of being sent again.
+   * FAILED with that error (once the commit horizon has passed, or at once after an answered 500 from a
+   * vendor that dedupes by key), instead of being sent again.
    */
   readonly lookup?: (key: string, ctx: LookupContext) => Promise<ToolEffect | RefusedUnderKey | null>;
   /**

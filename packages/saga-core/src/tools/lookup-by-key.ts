@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { askRealSystem, type AskTarget } from './ask-real-system.js';
 import type { AnyTool, ToolEffect } from './define-tool.js';
 import type { ClientError } from '../errors/errors.js';
-import { isRefusedUnderKey } from './refused-under-key.js';
+import { isRefusedUnderKey, refusalOf } from './refused-under-key.js';
 
 /**
  * What one `lookup(key)` saw, with when it was asked and how long it took: the evidence a decision about
@@ -47,7 +47,7 @@ export async function lookupByKey(
     };
   const a = await askRealSystem(tool, step, log, 'lookup', (ctx) => lookup(step.idempotency_key, ctx));
   if (!a.ok) return { kind: 'error', at: a.at, ms: a.ms, error: a.error };
-  if (isRefusedUnderKey(a.value)) return { kind: 'refused', at: a.at, ms: a.ms, error: a.value.refused };
+  if (isRefusedUnderKey(a.value)) return { kind: 'refused', at: a.at, ms: a.ms, error: refusalOf(a.value) };
   return a.value
     ? { kind: 'found', at: a.at, ms: a.ms, effect: a.value }
     : { kind: 'absent', at: a.at, ms: a.ms };

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors/error-code.js';
 import { ClientError } from '../errors/errors.js';
 
 /**
@@ -13,8 +14,9 @@ import { ClientError } from '../errors/errors.js';
  * re-dispatch budget sends the step to a person (`pnpm simulate`'s `partial_batch`, docs/simulation.md).
  * The lookup that sees the vendor's own record of the refused call knows better.
  *
- * It is believed only once the tool's commit horizon (and lag) has passed since the last attempt, as a
- * "not found" is (`decideLookupVerdict`): a request still held by the vendor may yet complete.
+ * It is believed once the tool's commit horizon (and lag) has passed since the last attempt, as a "not
+ * found" is (`decideLookupVerdict`: a request still held by the vendor may yet complete), or at once when
+ * that attempt was answered 500 by a vendor that dedupes by key (`answeredUnderKey`).
  */
 export interface RefusedUnderKey {
   readonly refused: ClientError;
@@ -25,11 +27,24 @@ export function refusedUnderKey(refused: ClientError): RefusedUnderKey {
   return { refused };
 }
 
-/** Whether a lookup's answer is {@link RefusedUnderKey} (an effect has `externalRef`, never `refused`). */
+/**
+ * Whether a lookup's answer is {@link RefusedUnderKey} (an effect has `externalRef`, never `refused`). By
+ * shape, not only by class: a tool module that bundles its own copy of core throws and returns errors of
+ * another `ClientError` class, and such a refusal must never be read as an effect found.
+ */
 export function isRefusedUnderKey(answer: unknown): answer is RefusedUnderKey {
+  if (typeof answer !== 'object' || answer === null || !('refused' in answer)) return false;
+  const refused: unknown = answer.refused;
   return (
-    typeof answer === 'object' &&
-    answer !== null &&
-    (answer as { refused?: unknown }).refused instanceof ClientError
+    refused instanceof ClientError ||
+    (refused instanceof Error && (refused as { code?: unknown }).code === ErrorCode.CLIENT_ERROR)
   );
+}
+
+/** The refusal as this core's {@link ClientError} (the same one when it already is). */
+export function refusalOf(answer: RefusedUnderKey): ClientError {
+  const r: Error = answer.refused;
+  if (r instanceof ClientError) return r;
+  const details = (r as { details?: ClientError['details'] }).details;
+  return new ClientError(r.message, details ?? {});
 }

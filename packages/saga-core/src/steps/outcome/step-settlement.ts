@@ -16,9 +16,10 @@ export type SettlingVerdict = Extract<
 /**
  * What a settling verdict writes to its step, the one mapping every pool that looks up by key uses (the
  * reconciler, the API's inline lookup, the compensator before an unwind): found → CONFIRMED with the
- * effect's columns; absent → NOT_EXECUTED; resendable → NOT_EXECUTED on its way to a re-dispatch; refused → FAILED with the error stored as the executor stores a
- * tool's `ClientError` (`classifyToolError`), so a reader cannot tell which pool learnt it. `patch` is the caller's own (the leases it clears); the effect's
- * columns win over it. The cause and the event stay the caller's: they say who looked.
+ * effect's columns; absent → NOT_EXECUTED; resendable → NOT_EXECUTED on its way to a re-dispatch; refused
+ * → FAILED with the error stored as the executor stores a tool's `ClientError` (`classifyToolError`), so a
+ * reader cannot tell which pool learnt it. `patch` is the caller's own (the leases it clears); the
+ * effect's columns win over it. The cause and the event stay the caller's: they say who looked.
  */
 export function stepSettlement(
   v: SettlingVerdict,

@@ -46,7 +46,7 @@ describe('answeredUnderKey', () => {
 });
 
 describe('a refusal from a tool module with its own copy of core', () => {
-  it('is read as a refusal, never as an effect found, and carries its message and details', async () => {
+  it('is read as a refusal, never as an effect found, and carries its message and details', () => {
     // A ClientError of another class (a bundled core): an Error with the code, as `SagaError` sets it.
     class OtherClientError extends Error {
       readonly code = 'CLIENT_ERROR';

@@ -39,6 +39,7 @@ export {
   refusedUnderKey,
   isRefusedUnderKey,
   refusalOf,
+  refusalDetail,
   type RefusedUnderKey,
 } from './tools/refused-under-key.js';
 export {

@@ -19,7 +19,7 @@ import type { StripeToolDeps } from './stripe-tool-deps.js';
  * `refusal`, for a tool whose call creates the PaymentIntent under the key: when every PaymentIntent found
  * lacks the effect (created but never confirmed, declined), the call ended without it for good — Stripe
  * saved its answer under the key, so a re-send is told the same — and the lookup says so
- * (`refusedUnderKey`: the step is FAILED once its commit horizon has passed, not sent again). Without it
+ * (`refusedUnderKey`: the step is FAILED, not sent again, by core's rule for when a refusal is believed). Without it
  * (a call that only marks an existing PaymentIntent) such a hit is "not found".
  */
 export async function lookupPaymentIntentByMetadata(

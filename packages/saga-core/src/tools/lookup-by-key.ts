@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { askRealSystem, type AskTarget } from './ask-real-system.js';
 import type { AnyTool, ToolEffect } from './define-tool.js';
 import type { ClientError } from '../errors/errors.js';
-import { isRefusedUnderKey, refusalOf } from './refused-under-key.js';
+import { isRefusedUnderKey, refusalDetail, refusalOf } from './refused-under-key.js';
 
 /**
  * What one `lookup(key)` saw, with when it was asked and how long it took: the evidence a decision about
@@ -66,7 +66,7 @@ export function lookupEvidence(o: LookupObservation): Record<string, unknown> {
     case 'absent':
       return base;
     case 'refused':
-      return { ...base, refused: { message: o.error.message, ...o.error.details } };
+      return { ...base, refused: refusalDetail(o.error) };
     case 'error':
       return { ...base, error: o.error };
     default: {

@@ -48,3 +48,8 @@ export function refusalOf(answer: RefusedUnderKey): ClientError {
   const details = (r as { details?: ClientError['details'] }).details;
   return new ClientError(r.message, details ?? {});
 }
+
+/** The JSON a refusal leaves in an event or a detail (its message and the vendor's details), one shape. */
+export function refusalDetail(error: ClientError): Record<string, unknown> {
+  return { message: error.message, ...error.details };
+}

@@ -33,7 +33,7 @@ const CAUSE = 'compensator: reconcile before unwind';
  * - UNKNOWN, or INTENDED with an expired lease: core's one lookup rule, shared with the API's inline lookup
  *   and the reconciler (`settleFromLookup`): found → CONFIRMED; not found, past the tool's lookupLagMs since
  *   the last attempt (by the database's clock) and re-checked → NOT_EXECUTED; found refused under the key
- *   past the commit horizon → FAILED (nothing to compensate); otherwise wait, up to
+ *   once core's rule believes it → FAILED (nothing to compensate); otherwise wait, up to
  *   {@link unknownWaitMs} from the last attempt (by the database's clock: never before a "not found" past
  *   the tool's commit horizon could be believed), then MANUAL_INTERVENTION with the evidence.
  *

@@ -4,6 +4,7 @@ import {
   lookupEvidence,
   readDispatch,
   redispatchStep,
+  refusalDetail,
   settleFromLookup,
   stepSettlement,
   StepEventKind,
@@ -46,7 +47,7 @@ export interface LookupOutcome {
  * - Found: the step is CONFIRMED with what the real system holds; nothing is executed again.
  * - Not found: believed only when the step's last attempt was sent more than the tool's commit horizon
  *   plus its `lookupLagMs` ago (by the database's clock) and a second lookup after `recheckMs` agrees
- *   (core's one rule, `settleFromLookup`); the call found refused under the key (past the horizon): FAILED;
+ *   (core's one rule, `settleFromLookup`); the call found refused under the key (believed by core's rule): FAILED;
  *   then the step is NOT_EXECUTED and re-dispatched with the same key and its stored
  *   arguments. Otherwise (too early, or the lookup failed) it stays, or becomes, UNKNOWN and the caller is
  *   told so.
@@ -178,7 +179,7 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
         };
       }
       case 'refused': {
-        const refused = { message: v.error.message, ...v.error.details };
+        const refused = refusalDetail(v.error);
         await lookupEvent(trx, at, { found: false, refused, lookups });
         const row = await transitionStep(trx, {
           ...at,

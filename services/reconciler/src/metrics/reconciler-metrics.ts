@@ -14,7 +14,7 @@ export const ReconcileOutcome = {
   CONFIRMED: 'confirmed',
   /** Proved absent: NOT_EXECUTED (and re-dispatched when the run is still going forward). */
   NOT_EXECUTED: 'not_executed',
-  /** Found refused under the key (`RefusedUnderKey`), past the horizon: FAILED, nothing sent again. */
+  /** Found refused under the key (`RefusedUnderKey`), once believable: FAILED, nothing sent again. */
   FAILED: 'failed',
   /** Not found yet, within the tool's lookup lag: looked at again later. */
   AWAITING_LAG: 'awaiting_lag',

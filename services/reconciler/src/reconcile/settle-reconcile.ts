@@ -8,6 +8,7 @@ import {
   nextLookupAt,
   openCase,
   redispatchStep,
+  refusalDetail,
   RunStatus,
   StepEventKind,
   StepStatus,
@@ -215,7 +216,7 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
         };
       }
       case 'refused': {
-        const refused = { message: v.error.message, ...v.error.details };
+        const refused = refusalDetail(v.error);
         await transitionStep(trx, {
           ...at,
           ...guard,

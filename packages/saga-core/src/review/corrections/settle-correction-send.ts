@@ -8,6 +8,7 @@ import { CorrectionStatus } from './correction-status.js';
 import { lookupEvidence } from '../../tools/lookup-by-key.js';
 import { errorForLog } from '../../privacy/args-for-log.js';
 import { settleFromLookup } from '../../tools/settle-from-lookup.js';
+import { refusalDetail } from '../../tools/refused-under-key.js';
 import type { ToolRegistry } from '../../tools/tool-registry.js';
 import { CORRECTION_TOOL } from './correction-send-key.js';
 import {
@@ -146,7 +147,7 @@ export async function settleCorrectionSend(
         to: CorrectionStatus.OPEN,
         onlyFrom: [CorrectionStatus.UNKNOWN],
         cause: 'lookup: the vendor refused the email under the key; open to send again',
-        detail: { key, refused: { message: v.error.message, ...v.error.details }, lookups },
+        detail: { key, refused: refusalDetail(v.error), lookups },
         patch: { decided_by: null, decided_by_token: null, decided_at: null },
       });
       return row ? { kind: 'reopened', row } : { kind: 'moved' };

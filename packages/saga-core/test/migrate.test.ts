@@ -77,6 +77,42 @@ describe('migrations', () => {
     }
   });
 
+  it('are not failed by other schemas changing during the migration (DDL of other deployments)', async () => {
+    const schemas = [0, 1, 2].map((i) => `${env.schema}_calm${i}`);
+    const churn = `${env.schema}_churn`;
+    const other = createDb({ url: env.databaseUrl, schema: churn });
+    const dbs = schemas.map((schema) => createDb({ url: env.databaseUrl, schema }));
+    let migrating = true;
+    let changes = 0;
+    // Another deployment (or test file) creating, altering and dropping its tables in a loop meanwhile.
+    const churning = (async () => {
+      while (migrating) {
+        await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(churn)}`.execute(other);
+        for (let t = 0; t < 20; t++) {
+          const table = sql.id(churn, `t${t}`);
+          await sql`CREATE TABLE ${table} (id serial PRIMARY KEY, budget int DEFAULT 1)`.execute(other);
+          await sql`ALTER TABLE ${table} RENAME COLUMN budget TO spent`.execute(other);
+        }
+        await sql`DROP SCHEMA ${sql.id(churn)} CASCADE`.execute(other);
+        changes++;
+      }
+    })();
+    try {
+      for (const [i, db] of dbs.entries()) {
+        const results = await migrateToLatest(db, schemas[i]!);
+        expect(results.at(-1)?.migrationName).toBe(EXPECTED_SCHEMA_VERSION);
+        expect(await currentSchemaVersion(db)).toBe(EXPECTED_SCHEMA_VERSION);
+      }
+    } finally {
+      migrating = false;
+      await churning;
+      for (const [i, db] of dbs.entries())
+        await sql`DROP SCHEMA IF EXISTS ${sql.id(schemas[i]!)} CASCADE`.execute(db);
+      await Promise.all([...dbs, other].map((db) => db.destroy()));
+    }
+    expect(changes).toBeGreaterThan(0);
+  });
+
   it('refuse an unmigrated schema and one from a newer build, by name', async () => {
     const blank = createDb({ url: env.databaseUrl, schema: `${env.schema}_blank` });
     try {

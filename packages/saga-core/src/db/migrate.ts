@@ -1,4 +1,11 @@
-import { Migrator, sql, type Migration, type MigrationResult } from 'kysely';
+import {
+  Migrator,
+  sql,
+  type DatabaseIntrospector,
+  type Migration,
+  type MigrationResult,
+  type TableMetadata,
+} from 'kysely';
 import { SCHEMA_NAME, type SagaDb } from './connect.js';
 import { EXPECTED_SCHEMA_VERSION, MIGRATIONS } from './migrations/index.js';
 import { SchemaVersionMismatchError } from '../errors/errors.js';
@@ -49,28 +56,45 @@ export async function migrateListToLatest(
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(trx);
   });
   const migrator = new Migrator({
-    db,
+    db: withIntrospectionOf(db, schema),
     provider: { getMigrations: () => Promise.resolve({ ...list.migrations }) },
     migrationTableName: list.table,
     migrationLockTableName: `${list.table}_lock`,
     migrationTableSchema: schema,
   });
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
-    if (!error) return results ?? [];
-    if (attempt < 5 && isOtherSchemaDropped(error, schema)) continue;
-    throw error instanceof Error ? error : new Error(`${list.owner} migration failed`, { cause: error });
-  }
+  const { error, results } = await migrator.migrateToLatest();
+  if (!error) return results ?? [];
+  throw error instanceof Error ? error : new Error(`${list.owner} migration failed`, { cause: error });
 }
 
 /**
- * Kysely's migrator checks for its tables by introspecting every schema of the database. When another
- * deployment (or test file) drops its own schema during that query, Postgres answers 3F000 naming that
- * other schema; nothing of ours happened, and the whole migration (one transaction) can simply run again.
+ * Kysely's migrator asks whether its bookkeeping tables exist by introspecting every table of every schema
+ * (columns, defaults and serial sequences included). On a database shared by several deployments (or test
+ * files) that query races with their DDL: a schema dropped or a column renamed elsewhere during the scan fails
+ * it (3F000, 42703), though nothing of ours changed. The migrator is handed the same `db` whose introspection
+ * sees only the tables of the schema being migrated, one catalogue query of `pg_class` by namespace.
  */
-function isOtherSchemaDropped(error: unknown, schema: string): boolean {
-  const e = error as { code?: unknown; message?: unknown };
-  return e?.code === '3F000' && typeof e.message === 'string' && !e.message.includes(`"${schema}"`);
+function withIntrospectionOf(db: SagaDb, schema: string): SagaDb {
+  const getTables = async (): Promise<TableMetadata[]> => {
+    const found = await sql<{ name: string; is_view: boolean }>`
+      SELECT c.relname AS name, c.relkind IN ('v', 'm') AS is_view
+        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm')`.execute(db);
+    return found.rows.map((t) => ({ name: t.name, schema, isView: t.is_view, columns: [] }));
+  };
+  const introspection: DatabaseIntrospector = {
+    getSchemas: () => Promise.resolve([{ name: schema }]),
+    getTables,
+    getMetadata: async () => ({ tables: await getTables() }),
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      const value: unknown = Reflect.get(target, property, target);
+      // Kysely keeps its state in private fields: its methods must run on the instance, not the proxy.
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** The last migration applied, or null on an unmigrated schema. */

@@ -134,6 +134,15 @@ describe('unwind', () => {
     expect(again.body.error?.code).toBe('RUN_NOT_RUNNING');
   });
 
+  it('a run unwound before any step reached the log ends COMPENSATED, nothing to undo', async () => {
+    await newRun(h, 'u-empty');
+    expect((await unwind('u-empty', 'the first call never arrived')).status).toBe(202);
+    const run = await terminal('u-empty');
+    expect(run.status).toBe('COMPENSATED');
+    expect(run.statusReason).toContain('nothing to undo: no step in the log');
+    expect(run.steps).toEqual([]);
+  });
+
   it('reconciles an UNKNOWN step first (its effect exists), then compensates it; FAILED and unsent steps are skipped', async () => {
     await newRun(h, 'u-unknown');
     for (let i = 0; i < 3; i++)

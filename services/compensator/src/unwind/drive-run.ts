@@ -85,7 +85,8 @@ export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): P
       state = await d.groups.read.submit(runId);
 
     const plan = planUnwind(state.steps, state.comps, state.dbNow);
-    if (plan.settled) return finishUnwind(d, state, run.status_reason, log);
+    if (plan.settled)
+      return finishUnwind(d, { runId, tenantId: run.tenant_id }, state, run.status_reason, log);
     const policy = recoveryPolicyOf(run.policy);
     if (plan.ready.length) {
       // Judged on the database's clock, read with the rows; checked again under the run's lock.
@@ -129,11 +130,12 @@ async function planMissing(d: UnwindDeps, runId: string, state: RunState): Promi
  */
 async function finishUnwind(
   d: UnwindDeps,
+  of: { readonly runId: string; readonly tenantId: string },
   state: RunState,
   seenReason: string | null,
   log: Logger,
 ): Promise<DriveResult> {
-  const decision = decideFinish(state.steps, state.comps);
+  const decision = decideFinish(of, state.steps, state.comps);
   // A bound run's COMPENSATED waits on its invariant, checked here, before any transaction.
   const bound = (state.run?.definition_name ?? null) !== null;
   const check = await checkCompensated(d.db, decision, bound, d.invariants);

@@ -57,12 +57,11 @@ export type FinishStatus =
   | typeof RunStatus.COMPENSATED;
 
 export function decideFinish(
+  run: { readonly runId: string; readonly tenantId: string },
   steps: readonly StepRow[],
   comps: ReadonlyMap<number, CompensationRow>,
 ): FinishDecision {
-  const first = steps[0];
-  if (!first) throw new Error('finishRun needs the steps of a run');
-  const { run_id: runId, tenant_id: tenantId } = first;
+  const { runId, tenantId } = run;
   const name = (s: StepRow) => `step ${s.step_idx} (${s.tool})`;
 
   const cases: CaseInput[] = [];
@@ -110,6 +109,10 @@ export function decideFinish(
       to: RunStatus.PARTIALLY_COMPENSATED,
       reason: `not undone: ${inPlace.map((s) => `${name(s)} is ${s.tool_class}${s.compensation ? '' : ', no stored compensation'}`).join('; ')}${openCorrections}`,
     };
+  // A run unwound before any step reached the log (its first call never arrived, or was refused) has
+  // nothing to undo: COMPENSATED, saying so, rather than an unwind that can never end.
+  if (steps.length === 0)
+    return { ...decided, to: RunStatus.COMPENSATED, reason: 'nothing to undo: no step in the log' };
   return { ...decided, to: RunStatus.COMPENSATED, reason: `every effect undone${openCorrections}` };
 }
 

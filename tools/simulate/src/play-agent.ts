@@ -65,7 +65,9 @@ export async function playAgent(episode: Episode, port: ToolPort): Promise<Agent
       case 'needs_person':
         return { kind: 'stuck', why: obs.message };
       case 'silence':
-        return has(Policy.SILENCE_IS_SUCCESS) ? { kind: 'done', ref: null } : undefined;
+        if (!has(Policy.SILENCE_IS_SUCCESS)) return undefined;
+        notes.push(`read "${obs.message.slice(0, 160)}" from ${episode.writes[i]!.tool} as success`);
+        return { kind: 'done', ref: null };
       case 'error':
         return undefined;
       case 'pending': {

@@ -98,13 +98,10 @@ function observe(outcome: CallOutcome): Observation {
 }
 
 /**
- * Whether the call was refused before anything was sent: a 503 (the balancer found no replica up, or the
- * dispatcher is draining or cannot reach Postgres: both decided nothing) or a refused connection to an api
- * without a balancer. The agent is told it as an error, not a silence: a model reads "503 Service
- * Unavailable" or "connection refused" as "not done".
+ * Whether the api refused the connection (it is down, or restarting): nothing was sent, which the agent
+ * is told as an error, not a silence — a model reads "connection refused" as "not done".
  */
 function connectionRefused(e: unknown): boolean {
-  if (e instanceof ServiceUnavailableError && e.status === 503) return true;
   for (let c: unknown = e; c instanceof Error; c = c.cause)
     if ((c as { code?: unknown }).code === 'ECONNREFUSED') return true;
   return false;

@@ -479,6 +479,7 @@ export {
   type SagaTrx,
   type DbOptions,
   DEFAULT_PG_TIMEOUTS,
+  GROUPED_STATEMENT_SETTINGS,
   type PgTimeouts,
 } from './db/connect.js';
 export { dbNowPlus, readDbNow, readDeadline, type DbDeadline } from './db/db-clock.js';
@@ -582,6 +583,7 @@ export { drainOnSignal, exitOnStartFailure } from './process/drain-on-signal.js'
 export { ROLE_NODE_FLAGS } from './process/role-node-flags.js';
 export {
   runRole,
+  GROUP_POOL_SIZE,
   type RoleSpec,
   type RoleContext,
   type RoleConfig,

@@ -55,6 +55,11 @@ export interface DbOptions extends PgTimeouts {
   readonly poolSize?: number;
   readonly applicationName?: string;
   /**
+   * The pool runs the grouped hot statements only ({@link GROUPED_STATEMENT_SETTINGS}): their plans are made
+   * once per connection, not on every execution. Absent or false: every plan is made for its execution.
+   */
+  readonly groupedStatements?: boolean;
+  /**
    * How long the first connection of a role is retried while Postgres cannot be reached (`PG_START_WAIT_MS`);
    * 0 or unset: one try. Used by `openSagaDb` and by `listenChannel`'s first LISTEN.
    */
@@ -66,6 +71,26 @@ export interface DbOptions extends PgTimeouts {
    */
   readonly onPoolError?: (err: Error) => void;
 }
+
+/**
+ * The settings of a pool that runs only the grouped hot statements (the intake, claim, outcome and
+ * delivered-mark groups: `createStatementGroup`): a cached generic plan for each named statement, made
+ * once per connection, and no sequential scan in it.
+ *
+ * Why: with a plan made for every execution (the default above), planning was the largest part of
+ * Postgres's CPU for a call: each group statement joins several CTEs, and was planned anew per group
+ * (measured with the scratch harness of docs/benchmarks.md, "Plans made once": 234 → 156 µs of Postgres
+ * CPU per call for the inline path's two statements, groups of 16).
+ * Why it is safe for these statements and not for every one: each of them reads rows only by the key it
+ * was given (a run's primary key, a step's `(run_id, step_idx)`), which an index answers at any size; the
+ * danger of a cached generic plan is a sequential scan chosen while a table was small (or never analysed)
+ * and kept while it grows, and `enable_seqscan = off` leaves the planner the index paths only, whatever
+ * the statistics say when the plan is made. `test/grouped-statement-plans.test.ts` reads the plans of
+ * every grouped statement, made on an empty schema and on a loaded one, and fails on a sequential scan or
+ * an index scan without a key condition. A statement whose plan cannot be index-only does not belong on
+ * this pool.
+ */
+export const GROUPED_STATEMENT_SETTINGS = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off';
 
 /** pg connection settings that put the saga schema first on the search path, with every wait bounded. */
 export function pgConnectionConfig(opts: DbOptions): pg.PoolConfig {
@@ -83,8 +108,9 @@ export function pgConnectionConfig(opts: DbOptions): pg.PoolConfig {
     // pages), and it stays cached while the tables grow until autovacuum's ANALYZE invalidates it: measured
     // in the bench, the executor's claim read 150 buffers per claimed row. A custom plan is made for each
     // execution from the table's current size, so it uses the indexes as soon as they pay; the statement is
-    // still parsed once per connection. Unnamed statements are planned per execution anyway.
-    options: `-c search_path=${opts.schema} -c plan_cache_mode=force_custom_plan`,
+    // still parsed once per connection. Unnamed statements are planned per execution anyway. A pool of the
+    // grouped statements runs with GROUPED_STATEMENT_SETTINGS instead.
+    options: `-c search_path=${opts.schema} ${opts.groupedStatements ? GROUPED_STATEMENT_SETTINGS : '-c plan_cache_mode=force_custom_plan'}`,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_PG_TIMEOUTS.connectTimeoutMs,
     // TCP keep-alive: a connection to a host that vanished without a RST is noticed and dropped.
     keepAlive: true,

@@ -1,4 +1,4 @@
-import type { DbOptions, SagaDb } from '../db/connect.js';
+import { createDb, type DbOptions, type SagaDb } from '../db/connect.js';
 import { closeWithin } from './close-within.js';
 import type { BaseConfig } from './config.js';
 import { drainOnSignal, exitOnStartFailure } from './drain-on-signal.js';
@@ -18,7 +18,20 @@ export interface RoleContext<C extends RoleConfig> {
   readonly db: SagaDb;
   /** The pool's connection options, for a role that opens a LISTEN connection with the same bounds. */
   readonly dbOptions: DbOptions;
+  /**
+   * The pool of the role's grouped hot statements (`groupedStatements`: plans made once per connection,
+   * see `GROUPED_STATEMENT_SETTINGS`), for a role whose spec sets `groupPoolSize`; otherwise `db` itself.
+   * Only statements whose plans are index-only at any size may be sent on it.
+   */
+  readonly groupDb: SagaDb;
 }
+
+/**
+ * The size of a role's pool of grouped statements (`RoleSpec.groupPoolSize`). Why 4: each kind of group
+ * (intake, delivered mark, claim, outcome) has one statement in flight at a time, and a process runs at most
+ * three kinds (the API with inline execution: intake, outcome, delivered mark).
+ */
+export const GROUP_POOL_SIZE = 4;
 
 /** A started role, as its entry point describes it to {@link runRole}. */
 export interface StartedRole {
@@ -47,6 +60,12 @@ export interface RoleSpec<C extends RoleConfig> {
   readonly loadConfig: () => C;
   /** The size of the role's Postgres pool. */
   readonly poolSize: (config: C) => number;
+  /**
+   * The size of a second pool for the role's grouped statements (`RoleContext.groupDb`); absent: none. A
+   * group holds one connection while its statement runs and each kind of group has one statement in
+   * flight at a time, so a few connections serve every group of a process.
+   */
+  readonly groupPoolSize?: number;
   readonly start: (ctx: RoleContext<C>) => Promise<StartedRole>;
 }
 
@@ -66,7 +85,15 @@ export async function runRole<C extends RoleConfig>(spec: RoleSpec<C>): Promise<
     const log = logger;
     installKeyNamespace(config.SAGA_KEY_NAMESPACE);
     const { db, dbOptions } = await openSagaDb(config, spec.name, spec.poolSize(config), logger);
-    const role = await spec.start({ config, logger, db, dbOptions });
+    const groupDb = spec.groupPoolSize
+      ? createDb({
+          ...dbOptions,
+          poolSize: spec.groupPoolSize,
+          applicationName: `${dbOptions.applicationName ?? spec.name}-groups`,
+          groupedStatements: true,
+        })
+      : db;
+    const role = await spec.start({ config, logger, db, dbOptions, groupDb });
     const metricsServer =
       role.metrics && config.METRICS_PORT > 0
         ? await startMetricsServer({
@@ -84,6 +111,7 @@ export async function runRole<C extends RoleConfig>(spec: RoleSpec<C>): Promise<
         if (metricsServer) await stopMetricsServer(metricsServer);
         for (const c of role.connections ?? []) await closeWithin(c.what, c.close, log);
         await db.destroy();
+        if (groupDb !== db) await groupDb.destroy();
       },
       hurry: role.hurry,
     });

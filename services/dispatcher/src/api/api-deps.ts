@@ -13,6 +13,11 @@ import type { InlineExecutor } from '../executor/inline-executor.js';
 /** What the API is built from, passed explicitly (no module state, nothing read from the environment). */
 export interface ApiDeps {
   readonly db: SagaDb;
+  /**
+   * The pool the grouped intakes and delivered marks go through (`RoleContext.groupDb`: plans made once per
+   * connection); absent: `db`.
+   */
+  readonly groupDb?: SagaDb;
   /** The Postgres schema of the saga log (names the NOTIFY channels). */
   readonly schema: string;
   readonly registry: ToolRegistry;

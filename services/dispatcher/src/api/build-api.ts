@@ -63,8 +63,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('principal', null);
 
-  const deliveries = createDeliveryGroup(deps.db);
-  const intakes = createIntakeGroup(deps.db, deps.config.RELAY_GRACE_MS);
+  const deliveries = createDeliveryGroup(deps.groupDb ?? deps.db);
+  const intakes = createIntakeGroup(deps.groupDb ?? deps.db, deps.config.RELAY_GRACE_MS);
   const waiter = createSettleWaiter({
     db: { ...sagaDbOptions(deps.config, 'api-listen', 1), schema: deps.schema },
     logger: deps.logger,

@@ -11,6 +11,7 @@ import {
   bullmqProducerConnection,
   createCrashPoints,
   loadToolModule,
+  GROUP_POOL_SIZE,
   runRole,
   startTracing,
 } from '@agent-saga/core';
@@ -26,7 +27,8 @@ await runRole({
   name: 'api',
   loadConfig: loadDispatcherConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
-  async start({ config, logger, db }) {
+  groupPoolSize: GROUP_POOL_SIZE,
+  async start({ config, logger, db, groupDb }) {
     const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     // A producer connection: while Redis is down the fast path fails at once and the relay takes over.
     const queue = createExecuteQueue(
@@ -40,6 +42,7 @@ await runRole({
     const inline = config.SAGA_EXECUTE_INLINE
       ? createInlineExecutor({
           db,
+          groupDb,
           registry,
           config,
           concurrency: config.EXECUTOR_CONCURRENCY,
@@ -51,6 +54,7 @@ await runRole({
       : undefined;
     const { app, metrics } = await buildApi({
       db,
+      groupDb,
       inline,
       schema: config.SAGA_DB_SCHEMA,
       registry,

@@ -9,6 +9,7 @@ import {
   bullmqWorkerConnection,
   createCrashPoints,
   loadToolModule,
+  GROUP_POOL_SIZE,
   runRole,
   startTracing,
 } from '@agent-saga/core';
@@ -23,7 +24,8 @@ await runRole({
   name: 'executor',
   loadConfig: loadDispatcherConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
-  async start({ config, logger, db }) {
+  groupPoolSize: GROUP_POOL_SIZE,
+  async start({ config, logger, db, groupDb }) {
     // The module's saga definitions are checked here too, so every role refuses the same bad module.
     const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     const metrics = createWorkerMetrics(
@@ -32,6 +34,7 @@ await runRole({
     );
     const executor = createExecutorWorker({
       db,
+      groupDb,
       registry,
       config,
       // A worker connection: waits for Redis through an outage and carries on.

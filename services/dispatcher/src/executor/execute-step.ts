@@ -37,6 +37,11 @@ import type { ExecutorGroups } from './executor-groups.js';
 
 export interface ExecuteStepDeps {
   readonly db: SagaDb;
+  /**
+   * The pool the grouped claims and outcome records go through (`RoleContext.groupDb`: plans made once per
+   * connection); absent: `db`.
+   */
+  readonly groupDb?: SagaDb;
   readonly registry: ToolRegistry;
   readonly config: Pick<DispatcherConfig, 'SAGA_DB_SCHEMA' | 'LEASE_MARGIN_MS'>;
   /** This process's lease owner id. */

@@ -39,7 +39,7 @@ export function createStepRunner(
   const workerId = newWorkerId();
   const leases = leasePlan(d);
   const groups = createExecutorGroups({
-    db: d.db,
+    db: d.groupDb ?? d.db,
     workerId,
     schema: d.config.SAGA_DB_SCHEMA,
     leaseMsByTool: leases.leaseMsByTool,

@@ -17,6 +17,7 @@ import * as m0016 from './0016_fresh_duplicate_check.js';
 import * as m0017 from './0017_token_lifecycle.js';
 import * as m0018 from './0018_tenant_policy_floors.js';
 import * as m0019 from './0019_trace_context.js';
+import * as m0020 from './0020_duplicate_check_plan.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -43,6 +44,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0017_token_lifecycle': m0017,
   '0018_tenant_policy_floors': m0018,
   '0019_trace_context': m0019,
+  '0020_duplicate_check_plan': m0020,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

@@ -54,6 +54,12 @@ export interface ClaimBatchInput {
  *
  * Returns the claimed rows (match them to requests by `idempotency_key`); a request without a row here was
  * not claimed and nothing was written for it. The rule this form keeps with `claimStepSlow`: README.md here.
+ *
+ * The outbox message is found by its job id only: its "not yet published" test is spelled inside
+ * `coalesce()`, which cannot match the predicate of the partial index `outbox_unpublished`. A bare
+ * `published_at IS NULL` let the plan made once per connection on the group pool (`groupedStatements`)
+ * read the message through that index, every unpublished message for each claim
+ * (`grouped-statement-plans.test.ts`).
  */
 export async function claimStepBatch(
   db: SagaDb,
@@ -87,7 +93,7 @@ export async function claimStepBatch(
     ), pub AS (
       UPDATE outbox o SET published_at = now()
         FROM claimed c
-       WHERE o.job_id = c.claim_job_id AND o.published_at IS NULL
+       WHERE o.job_id = c.claim_job_id AND coalesce(o.published_at IS NULL, false)
     )
     SELECT * FROM claimed`.execute(db);
   return r.rows.map(({ claim_job_id: _jobId, ...row }) => row);

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import {
+  claimStepBatch,
+  createRun,
+  markOutcomesDelivered,
+  payloadHash,
+  pgConnectionConfig,
+  recordNewIntents,
+  recordOutcomeBatch,
+  stepKey,
+  StepStatus,
+  type Database,
+  type NewIntent,
+  type SagaDb,
+} from '@agent-saga/core';
+import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { installPreparedStatements } from '../src/db/prepared-statements.js';
+
+/**
+ * The grouped statements run on a pool whose plans are cached generic plans (`GROUPED_STATEMENT_SETTINGS`):
+ * a plan made once, while a table may be empty or never analysed, and used while it grows. This reads the
+ * plan of every grouped statement (and of the queries inside the functions they call), as Postgres runs
+ * them on such a pool (auto_explain, sent to this client), made on an empty schema and made on a schema
+ * holding many settled steps, and fails on any sequential scan or any index scan without a key condition:
+ * either would read a whole table or index per call once the log is large.
+ */
+let env: TestEnv;
+beforeAll(async () => {
+  env = await createTestEnv('plans');
+});
+afterAll(async () => env?.close());
+
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Relation Name'?: string;
+  readonly 'Index Name'?: string;
+  readonly 'Index Cond'?: string;
+  readonly 'Function Name'?: string;
+  readonly Plans?: readonly PlanNode[];
+}
+
+/** A pool as a role's group pool is, whose session sends every executed statement's plan to this client. */
+async function explainingGroupDb(): Promise<{ db: SagaDb; plans: Map<string, PlanNode[]> }> {
+  const pool = new pg.Pool(
+    pgConnectionConfig({ url: env.databaseUrl, schema: env.schema, poolSize: 1, groupedStatements: true }),
+  );
+  installPreparedStatements(pool);
+  const plans = new Map<string, PlanNode[]>();
+  pool.on('connect', (client) => {
+    client.on('notice', (n) => {
+      const at = n.message?.indexOf('{') ?? -1;
+      if (at < 0) return;
+      const explained = JSON.parse(n.message!.slice(at)) as { 'Query Text': string; Plan: PlanNode };
+      const name = /prepared:([a-z_]+)/.exec(explained['Query Text'])?.[1] ?? 'nested';
+      plans.set(name, [...(plans.get(name) ?? []), explained.Plan]);
+    });
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  await sql`LOAD 'auto_explain'`.execute(db);
+  await sql`SET auto_explain.log_min_duration = 0`.execute(db);
+  await sql`SET auto_explain.log_format = 'json'`.execute(db);
+  await sql`SET auto_explain.log_nested_statements = on`.execute(db);
+  await sql`SET client_min_messages = 'log'`.execute(db);
+  return { db, plans };
+}
+
+/** Every node of a plan that would read a whole relation or index: the faults this test exists for. */
+function wholeReads(node: PlanNode): string[] {
+  const own: string[] = [];
+  if (node['Node Type'] === 'Seq Scan') own.push(`Seq Scan on ${node['Relation Name']}`);
+  if (/^(Index|Index Only|Bitmap Index) Scan$/.test(node['Node Type']) && !node['Index Cond'])
+    own.push(`${node['Node Type']} on ${node['Index Name']} without a key condition`);
+  return [...own, ...(node.Plans ?? []).flatMap(wholeReads)];
+}
+
+function intent(runId: string, stepIdx: number, claim: boolean): NewIntent {
+  const args = { orderId: `${runId}-${stepIdx}` };
+  return {
+    runId,
+    stepIdx,
+    tenantId: 'acme',
+    tool: 'create_ticket',
+    toolClass: 'compensatable',
+    toolVersion: 1,
+    idempotencyKey: stepKey(runId, stepIdx, 'create_ticket'),
+    args,
+    payloadHash: payloadHash('create_ticket', args),
+    compensation: null,
+    correction: null,
+    audience: ['support_team'],
+    dependsOn: null,
+    // Not repeatable: the duplicate check (saga_earlier_operation) runs and its query is explained too.
+    operation: { tool: 'create_ticket', args, identity: { orderId: args.orderId } },
+    ...(claim ? { claim: { owner: 'w-api', leaseMs: 30_000, cause: 'api: claimed at intake' } } : {}),
+  };
+}
+
+const confirmed = { status: StepStatus.CONFIRMED, effect: { externalRef: 'T-1', result: { ok: true } } };
+
+/** Each grouped statement, several times (a generic plan is used from the first execution on). */
+async function runEveryGroupedStatement(db: SagaDb, prefix: string): Promise<void> {
+  for (let round = 0; round < 3; round++) {
+    const runs = [`${prefix}-${round}-a`, `${prefix}-${round}-b`];
+    for (const r of runs) await createRun(env.db, { runId: r, tenantId: 'acme', metadata: {} });
+    // The inline path: written claimed, settled and delivered in the outcome's statement.
+    const inline = runs.map((r) => intent(r, 0, true));
+    expect((await recordNewIntents(db, inline, 2_000)).every((row) => row !== null)).toBe(true);
+    const settled = await recordOutcomeBatch(
+      db,
+      'w-api',
+      inline.map((i) => ({ runId: i.runId, stepIdx: i.stepIdx, outcome: confirmed, deliver: true })),
+      env.schema,
+    );
+    expect(settled).toHaveLength(2);
+    // The executor's path: written unclaimed, claimed, settled, then marked delivered by the API.
+    const queued = runs.map((r) => intent(r, 1, false));
+    expect((await recordNewIntents(db, queued, 2_000)).every((row) => row !== null)).toBe(true);
+    const claimed = await claimStepBatch(
+      db,
+      queued.map((i) => ({
+        runId: i.runId,
+        stepIdx: i.stepIdx,
+        key: i.idempotencyKey,
+        jobId: `j-${i.runId}`,
+      })),
+      { worker: 'w-exec', leaseMsByTool: new Map(), defaultLeaseMs: 30_000 },
+    );
+    expect(claimed).toHaveLength(2);
+    await recordOutcomeBatch(
+      db,
+      'w-exec',
+      queued.map((i) => ({ runId: i.runId, stepIdx: i.stepIdx, outcome: confirmed })),
+      env.schema,
+    );
+    const marked = await markOutcomesDelivered(
+      db,
+      queued.map((i) => ({ tenantId: 'acme', runId: i.runId, stepIdx: i.stepIdx })),
+    );
+    expect(marked.every((row) => row?.outcome_delivered === true)).toBe(true);
+  }
+}
+
+const GROUPED = [
+  'saga_record_new_intents',
+  'saga_record_outcome_batch',
+  'saga_claim_batch',
+  'saga_mark_outcomes_delivered',
+];
+
+async function expectIndexOnlyPlans(prefix: string): Promise<void> {
+  const { db, plans } = await explainingGroupDb();
+  try {
+    await runEveryGroupedStatement(db, prefix);
+  } finally {
+    await db.destroy();
+  }
+  for (const name of GROUPED) expect(plans.get(name)?.length ?? 0, name).toBeGreaterThanOrEqual(3);
+  // The duplicate check's own query, run inside saga_earlier_operation for each item.
+  expect(plans.get('nested')?.length ?? 0).toBeGreaterThan(0);
+  for (const [name, list] of plans)
+    for (const plan of list) expect(wholeReads(plan), `${name}: ${JSON.stringify(plan)}`).toEqual([]);
+}
+
+describe('the plans of the grouped statements (made once per connection)', () => {
+  it('read by key only when made on an empty, never analysed log', async () => {
+    await expectIndexOnlyPlans('empty');
+  });
+
+  it('read by key only when made on a log of many settled steps', async () => {
+    await sql`
+      INSERT INTO runs (run_id, tenant_id, status)
+      SELECT 'old-' || g, 'acme', 'COMPLETED' FROM generate_series(1, 10000) g`.execute(env.db);
+    await sql`
+      INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
+                            payload_hash, status, audience, attempts, outcome_delivered)
+      SELECT 'old-' || (g / 20 + 1), g % 20, 'acme', 'create_ticket', 'compensatable', 1, md5(g::text),
+             jsonb_build_object('orderId', g), md5(g::text), 'CONFIRMED', '{}', 1, true
+        FROM generate_series(0, 199999) g`.execute(env.db);
+    await sql`ANALYZE runs, saga_log, step_events, outbox`.execute(env.db);
+    await expectIndexOnlyPlans('loaded');
+  });
+});

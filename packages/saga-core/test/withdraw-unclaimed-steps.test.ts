@@ -9,14 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   claimStep,
-  createRun,
-  payloadHash,
-  recordIntent,
   redispatchStep,
   requestUnwind,
   RunStatus,
   runNotRunningCause,
-  stepKey,
   StepStatus,
   stopForPerson,
   transitionStep,
@@ -24,6 +20,7 @@ import {
   type StepRow,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { intendedStep } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -31,31 +28,12 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
+/** The tenant `intendedStep` writes its runs under. */
 const TENANT = 'acme';
 
-/** An INTENDED `create_ticket` step at `stepIdx`, written as the intake writes it. */
-async function intent(runId: string, stepIdx: number): Promise<StepRow> {
-  const args = { orderId: `${runId}-${stepIdx}` };
-  return env.db.transaction().execute((trx) =>
-    recordIntent(trx, {
-      runId,
-      stepIdx,
-      tenantId: TENANT,
-      tool: 'create_ticket',
-      toolClass: 'compensatable',
-      toolVersion: 1,
-      idempotencyKey: stepKey(runId, stepIdx, 'create_ticket'),
-      args,
-      payloadHash: payloadHash('create_ticket', args),
-      compensation: null,
-      correction: null,
-      audience: [],
-      dependsOn: null,
-      status: StepStatus.INTENDED,
-      schema: env.schema,
-    }),
-  );
-}
+/** An INTENDED `create_ticket` step at `stepIdx` of `runId` (created with its first step). */
+const intent = (runId: string, stepIdx: number) =>
+  intendedStep(env, runId, { stepIdx, args: { orderId: `${runId}-${stepIdx}` } });
 
 const claim = (row: StepRow, worker: string) =>
   claimStep(env.db, {
@@ -121,7 +99,6 @@ async function lastTransition(runId: string, stepIdx: number) {
 
 /** A run with step 0 never sent, step 1 re-dispatched after a send, step 2 being sent now (live lease). */
 async function threeSteps(runId: string): Promise<void> {
-  await createRun(env.db, { runId, tenantId: TENANT, metadata: {} });
   await intent(runId, 0);
   await redispatchedUnclaimed(await intent(runId, 1));
   expect((await claim(await intent(runId, 2), 'w-live')).kind).toBe('claimed');
@@ -177,7 +154,6 @@ describe('withdrawing the unclaimed steps of a run that stops going forward', ()
   });
 
   it("a re-dispatch's job that reaches an executor after the unwind began: UNKNOWN, nothing sent", async () => {
-    await createRun(env.db, { runId: 'w-claim', tenantId: TENANT, metadata: {} });
     const row = await intent('w-claim', 0);
     await redispatchedUnclaimed(row);
     // The unwind's own withdrawal skipped the row (a claim held its lock): the run is COMPENSATING already.

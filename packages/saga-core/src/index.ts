@@ -169,7 +169,13 @@ export {
   type ClaimResult,
   runNotRunningCause,
 } from './steps/claim/claim-step.js';
-export { withdrawUnclaimedSteps } from './steps/claim/withdraw-unclaimed-steps.js';
+export {
+  withdrawalCause,
+  withdrawUnclaimedStep,
+  withdrawUnclaimedSteps,
+  type WithdrawnStatus,
+  type WithdrawStepInput,
+} from './steps/claim/withdraw-unclaimed-steps.js';
 export {
   earlierOperationSql,
   findDuplicateOperation,

@@ -1,7 +1,7 @@
 /**
- * The set-up the core tests share: a run of tenant `acme` with one `create_ticket` step at index 0,
- * written through `recordIntent` as the intake writes it (the row, its intake event and, for an INTENDED
- * step, its outbox message, together).
+ * The set-up the core tests share: a run of tenant `acme` with a `create_ticket` step (at index 0 unless
+ * told), written through `recordIntent` as the intake writes it (the row, its intake event and, for an
+ * INTENDED step, its outbox message, together). The run is created if it does not exist yet.
  */
 import { createRun, payloadHash, recordIntent, stepKey, StepStatus, type StepRow } from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
@@ -11,6 +11,8 @@ export interface IntendedStepOptions {
   readonly args?: Record<string, unknown>;
   readonly audience?: readonly string[];
   readonly status?: typeof StepStatus.INTENDED | typeof StepStatus.AWAITING_APPROVAL;
+  /** The step's index; 0 unless given. */
+  readonly stepIdx?: number;
 }
 
 export async function intendedStep(
@@ -20,15 +22,16 @@ export async function intendedStep(
 ): Promise<StepRow> {
   await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
   const args = opts.args ?? { orderId: runId };
+  const stepIdx = opts.stepIdx ?? 0;
   return env.db.transaction().execute((trx) =>
     recordIntent(trx, {
       runId,
-      stepIdx: 0,
+      stepIdx,
       tenantId: 'acme',
       tool: 'create_ticket',
       toolClass: 'compensatable',
       toolVersion: 1,
-      idempotencyKey: stepKey(runId, 0, 'create_ticket'),
+      idempotencyKey: stepKey(runId, stepIdx, 'create_ticket'),
       args,
       payloadHash: payloadHash('create_ticket', args),
       compensation: null,

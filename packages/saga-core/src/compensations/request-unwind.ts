@@ -84,8 +84,10 @@ export interface StartUnwindInput {
  *    (`transitionRun`; zero rows throws InvalidRunTransitionError before anything else is written);
  * 2. every pending approval, of any kind, is closed `superseded` and its held steps become REJECTED
  *    (`withdrawPendingApprovals`): nobody can approve an irreversible call of an unwound run;
- * 3. every forward step on its way that no executor has claimed becomes NOT_EXECUTED
- *    (`withdrawUnclaimedSteps`): a job still in the queue sends nothing;
+ * 3. every forward step on its way that no executor has claimed is withdrawn (`withdrawUnclaimedSteps`):
+ *    NOT_EXECUTED when it was never sent, UNKNOWN when it was re-dispatched after an earlier send that may
+ *    still commit (the compensator looks it up by key before it concludes anything); a job still in the
+ *    queue sends nothing;
  * 4. NOTIFY the compensators (`wakeCompensators`).
  *
  * Every path that unwinds a run goes through here (an unwind asked for, a rejected or expired pivot, the
@@ -107,11 +109,7 @@ export async function startUnwind(trx: SagaTrx, u: StartUnwindInput): Promise<Ru
     actor: u.actor ?? null,
     schema: u.schema,
   });
-  await withdrawUnclaimedSteps(trx, {
-    runId: u.runId,
-    cause: `${why} (never claimed, nothing sent)`,
-    schema: u.schema,
-  });
+  await withdrawUnclaimedSteps(trx, { runId: u.runId, why, schema: u.schema });
   await wakeCompensators(trx, u.schema, u.runId);
   return row;
 }

@@ -36,7 +36,8 @@ export const OPEN_RUN_STATUSES: readonly RunStatus[] = Object.values(RunStatus).
 /**
  * Run statuses whose forward steps may still be sent: the one rule the executor's claim, a re-dispatch and
  * a held step's decision share. A COMPENSATING or terminal run sends nothing more forward: a step of it that
- * was never claimed is withdrawn (NOT_EXECUTED), an approval of it is refused (RUN_NOT_RUNNING).
+ * no executor holds is withdrawn (NOT_EXECUTED, or UNKNOWN when an earlier send under its key may still
+ * commit), an approval of it is refused (RUN_NOT_RUNNING).
  * AWAITING_APPROVAL is listed because a pivot waits with every earlier step settled: nothing it still holds
  * is a forward step on its way, and its pivot's own steps are released only by the approval.
  */

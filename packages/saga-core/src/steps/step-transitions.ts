@@ -7,7 +7,9 @@ import { StepStatus } from './step-status.js';
  * - AWAITING_APPROVAL: written at intake for irreversible calls; exits to INTENDED (approved) or REJECTED.
  * - INTENDED: committed before the call; exits to CONFIRMED, FAILED, UNKNOWN, or NOT_EXECUTED when a
  *   lookup proves that an attempt whose lease expired never reached the system. NOT_EXECUTED → INTENDED is
- *   the re-dispatch of a run still going forward (same key, stored arguments).
+ *   the re-dispatch of a run still going forward (same key, stored arguments). An unclaimed one of a run
+ *   that stops going forward is withdrawn: NOT_EXECUTED if never sent, else UNKNOWN (an earlier send may
+ *   still commit; `withdraw-unclaimed-steps.ts`).
  * - UNKNOWN: exits only by evidence: CONFIRMED (lookup found it), NOT_EXECUTED (lookup proved absence),
  *   FAILED (lookup found the call refused under the key: `RefusedUnderKey`, past the commit horizon or
  *   after an answered 500 from a vendor that dedupes by key),

@@ -12,6 +12,7 @@ import {
   type SettlingVerdict,
   type StepRow,
   type TransitionInput,
+  withdrawUnclaimedStep,
 } from '@agent-saga/core';
 import { ManualInterventionKind } from '../metrics/compensator-metrics.js';
 import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
@@ -26,9 +27,10 @@ const CAUSE = 'compensator: reconcile before unwind';
  * outcome nobody knows is never compensated blindly (a refund of a charge that never happened), nor left
  * out (a charge that did).
  *
- * - INTENDED and never claimed (no lease): nothing was sent since its last dispatch, and the run takes no
- *   more work, so it is withdrawn (INTENDED → NOT_EXECUTED under the row lock; an executor that gets the
- *   job later finds it not INTENDED and sends nothing).
+ * - INTENDED with no lease (its dispatch not claimed): the run takes no more work, so it is withdrawn under
+ *   the row lock by core's one rule (`withdrawUnclaimedStep`): NOT_EXECUTED when it was never sent; UNKNOWN
+ *   when it was re-dispatched after an earlier send that may still commit, looked up by key on the next
+ *   pass. An executor that gets the job later finds it not INTENDED and sends nothing.
  * - INTENDED under a live lease (by the database's clock): an executor is sending it now: wait for it.
  * - UNKNOWN, or INTENDED with an expired lease: core's one lookup rule, shared with the API's inline lookup
  *   and the reconciler (`settleFromLookup`): found → CONFIRMED; not found, past the tool's lookupLagMs since
@@ -62,19 +64,18 @@ export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<Recon
     return write(async (trx) => {
       const locked = await trx
         .selectFrom('saga_log')
-        .select(['status', 'lease_until'])
+        .select(['status', 'lease_until', 'attempts'])
         .where('run_id', '=', step.run_id)
         .where('step_idx', '=', step.step_idx)
         .forUpdate()
         .executeTakeFirst();
       if (locked?.status !== StepStatus.INTENDED || locked.lease_until !== null) return;
-      await transitionStep(trx, {
+      const row = await withdrawUnclaimedStep(trx, {
         ...at,
-        to: StepStatus.NOT_EXECUTED,
-        onlyFrom: [StepStatus.INTENDED],
-        cause: 'compensator: withdrawn before any executor claimed it (run unwinding)',
+        attempts: locked.attempts,
+        why: 'compensator: withdrawn, the run is unwinding',
       });
-      log.info('unclaimed step withdrawn: the run is unwinding');
+      log.info({ status: row.status }, 'unclaimed step withdrawn: the run is unwinding');
     });
   if (
     step.status === StepStatus.INTENDED &&

@@ -92,7 +92,8 @@ export function leasePlan(d: Pick<ExecuteStepDeps, 'registry' | 'config'>): Leas
  * - `held`: another attempt holds a live lease until `leaseUntil`; nothing was done.
  * - `duplicate`: the step is no longer INTENDED (already run, or settled elsewhere); nothing was done.
  * - `withdrawn`: the step's run is COMPENSATING or terminal (`runStatus`): the claim withdrew it
- *   (NOT_EXECUTED, the reason in its events) and nothing was sent.
+ *   (NOT_EXECUTED, or UNKNOWN when an earlier send under its key may still commit; the reason in its
+ *   events) and nothing was sent.
  * - `missing`: no step has this key (its schema was dropped, or the job is foreign).
  */
 export type ExecuteStepResult =
@@ -171,8 +172,14 @@ export async function executeStep(
       return { kind: 'duplicate', status: claim.status };
     case 'run-not-running':
       d.logger.info(
-        { runId: claim.row.run_id, stepIdx: claim.row.step_idx, key: job.key, runStatus: claim.runStatus },
-        'run no longer goes forward: step withdrawn (NOT_EXECUTED), nothing sent',
+        {
+          runId: claim.row.run_id,
+          stepIdx: claim.row.step_idx,
+          key: job.key,
+          runStatus: claim.runStatus,
+          status: claim.row.status,
+        },
+        'run no longer goes forward: step withdrawn, nothing sent',
       );
       return { kind: 'withdrawn', runStatus: claim.runStatus };
     case 'missing':

@@ -27,7 +27,9 @@ export interface StopForPersonInput {
  *    InvalidRunTransitionError before anything else is written);
  * 2. every pending approval of the run is withdrawn (`superseded`, its held steps REJECTED, its held
  *    compensation failed): nobody can release a send of a stopped run;
- * 3. every forward step on its way that no executor has claimed becomes NOT_EXECUTED;
+ * 3. every forward step on its way that no executor has claimed is withdrawn (`withdrawUnclaimedSteps`):
+ *    NOT_EXECUTED when it was never sent, UNKNOWN when an earlier send under its key may still commit (the
+ *    reconciler settles it by lookup, so the person finds its outcome in the log, not a guess);
  * 4. the case, with `reason` and `evidence`.
  *
  * The one home of "stop for a person" for the rules that need it: a renewal of the run's authority that a
@@ -43,11 +45,7 @@ export async function stopForPerson(trx: SagaTrx, s: StopForPersonInput): Promis
   });
   const why = `withdrawn: run stopped for a person: ${s.reason}`;
   await withdrawPendingApprovals(trx, { runId: s.runId, why, actor: s.actor ?? null, schema: s.schema });
-  await withdrawUnclaimedSteps(trx, {
-    runId: s.runId,
-    cause: `${why} (never claimed, nothing sent)`,
-    schema: s.schema,
-  });
+  await withdrawUnclaimedSteps(trx, { runId: s.runId, why, schema: s.schema });
   await openCase(trx, {
     runId: s.runId,
     stepIdx: null,

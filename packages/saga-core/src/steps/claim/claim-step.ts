@@ -8,6 +8,7 @@ import { StepStatus } from '../step-status.js';
 import { appendStepEvent } from '../append-event.js';
 import { claimStepBatch, leaseUntil } from './claim-step-batch.js';
 import { transitionStep } from '../transition-step.js';
+import { withdrawalCause, withdrawUnclaimedStep } from './withdraw-unclaimed-steps.js';
 
 /** Parameters of {@link claimStep}. */
 export interface ClaimInput {
@@ -38,9 +39,10 @@ export interface ClaimInput {
  *   have reached the real system, so the step was moved to UNKNOWN instead of being executed again.
  * - `held`: another attempt holds a live lease until `leaseUntil`; nothing was done.
  * - `not-intended`: the step is in `status` (settled, UNKNOWN, awaiting approval…); nothing was done.
- * - `run-not-running`: the step was INTENDED and never claimed, but its run is COMPENSATING or terminal
- *   (`runStatus`): it must not be sent, so it was withdrawn (INTENDED → NOT_EXECUTED, the reason in its
- *   event); `row` is the step after that.
+ * - `run-not-running`: the step was INTENDED with no lease, but its run is COMPENSATING or terminal
+ *   (`runStatus`): it must not be sent, so it was withdrawn (`withdrawUnclaimedStep`: NOT_EXECUTED, or
+ *   UNKNOWN when an earlier send under its key may still commit; the reason in its event); `row` is the
+ *   step after that.
  * - `missing`: no step at this index with this key.
  */
 export type ClaimResult =
@@ -54,10 +56,15 @@ export type ClaimResult =
 /** The cause written on the INTENDED → UNKNOWN transition of a step whose lease ran out. */
 export const LEASE_EXPIRED_CAUSE = 'lease expired: a previous attempt may have reached the system';
 
-/** The cause written on the INTENDED → NOT_EXECUTED withdrawal of a step whose run no longer goes forward. */
-export function runNotRunningCause(runStatus: RunStatus): string {
-  return `withdrawn: run is ${runStatus}; the executor sent nothing`;
+/**
+ * The cause written on the withdrawal of a step whose run no longer goes forward, by the step's `attempts`
+ * (`withdrawalCause`: NOT_EXECUTED when never sent, UNKNOWN after an earlier send).
+ */
+export function runNotRunningCause(runStatus: RunStatus, attempts = 0): string {
+  return withdrawalCause(runNotRunningWhy(runStatus), attempts);
 }
+
+const runNotRunningWhy = (runStatus: RunStatus) => `withdrawn: run is ${runStatus}`;
 
 /**
  * Claims a step for execution by compare-and-set with a lease; a claimable step in one statement (see
@@ -77,10 +84,12 @@ export function runNotRunningCause(runStatus: RunStatus): string {
  * it is never executed again here; it moves INTENDED → UNKNOWN, under the row lock, only while the lease is
  * still expired. A live lease or any other status is a duplicate delivery: nothing is written.
  *
- * Only a step whose run still goes forward (`EXECUTING_RUN_STATUSES`) is claimed. A never-claimed step of a
+ * Only a step whose run still goes forward (`EXECUTING_RUN_STATUSES`) is claimed. An unclaimed step of a
  * COMPENSATING or terminal run (a job that outran the unwind, a re-dispatch that raced it) is withdrawn
- * instead: INTENDED → NOT_EXECUTED under the row lock, which the compensator reads as "never happened,
- * nothing to undo" and nothing re-dispatches while the run is not running.
+ * instead, under the row lock (`withdrawUnclaimedStep`): NOT_EXECUTED when it was never sent, which the
+ * compensator reads as "never happened, nothing to undo"; UNKNOWN when it was re-dispatched after an
+ * earlier send that may still commit, which the compensator looks up by key. Nothing re-dispatches either
+ * while the run is not running.
  */
 export async function claimStep(db: SagaDb, c: ClaimInput): Promise<ClaimResult> {
   // The common case in one statement (one round trip, one commit): see claimStepBatch.
@@ -110,7 +119,7 @@ export async function claimStepSlow(db: SagaDb, c: ClaimInput): Promise<ClaimRes
     // Not claimable: find out why, holding the row lock so the answer cannot change under us.
     const current = await trx
       .selectFrom('saga_log')
-      .select(['run_id', 'step_idx', 'status', 'lease_until', 'lease_owner'])
+      .select(['run_id', 'step_idx', 'status', 'lease_until', 'lease_owner', 'attempts'])
       .select(sql<boolean>`lease_until IS NOT NULL AND lease_until <= now()`.as('expired'))
       .where('run_id', '=', c.runId)
       .where('step_idx', '=', c.stepIdx)
@@ -120,7 +129,7 @@ export async function claimStepSlow(db: SagaDb, c: ClaimInput): Promise<ClaimRes
     if (!current) return { kind: 'missing' };
     if (current.status !== StepStatus.INTENDED) return { kind: 'not-intended', status: current.status };
     if (current.lease_until === null) {
-      // Never claimed, so the claim above missed it only for its run's status (or a run that has just come
+      // No lease, so the claim above missed it only for its run's status (or a run that has just come
       // back to RUNNING: the row is ours now, so a second try is exact).
       const again = await claimLocked(trx, c);
       if (again) return again;
@@ -191,25 +200,25 @@ async function claimLocked(trx: SagaTrx, c: ClaimInput): Promise<ClaimResult | n
 }
 
 /**
- * A never-claimed INTENDED step (locked by the caller) whose run no longer goes forward: withdrawn,
- * INTENDED → NOT_EXECUTED with the run's status in the event, and the job marked delivered. Nothing is sent.
+ * An unclaimed INTENDED step (locked by the caller) whose run no longer goes forward: withdrawn by
+ * `withdrawUnclaimedStep` (NOT_EXECUTED, or UNKNOWN after an earlier send) with the run's status in the
+ * event, and the job marked delivered. Nothing is sent.
  */
 async function withdrawForRun(
   trx: SagaTrx,
   c: ClaimInput,
-  step: { readonly run_id: string; readonly step_idx: number },
+  step: { readonly run_id: string; readonly step_idx: number; readonly attempts: number },
 ): Promise<ClaimResult> {
   const run = await trx
     .selectFrom('runs')
     .select('status')
     .where('run_id', '=', step.run_id)
     .executeTakeFirstOrThrow();
-  const row = await transitionStep(trx, {
+  const row = await withdrawUnclaimedStep(trx, {
     runId: step.run_id,
     stepIdx: step.step_idx,
-    to: StepStatus.NOT_EXECUTED,
-    onlyFrom: [StepStatus.INTENDED],
-    cause: runNotRunningCause(run.status),
+    attempts: step.attempts,
+    why: runNotRunningWhy(run.status),
     detail: { runStatus: run.status, worker: c.worker, jobId: c.jobId },
     schema: c.schema,
   });

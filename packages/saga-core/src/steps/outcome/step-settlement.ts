@@ -34,7 +34,8 @@ export function stepSettlement(
     case 'absent':
       return { to: StepStatus.NOT_EXECUTED, patch };
     // Not proof of absence: the caller sends the step again in the same transaction (`redispatchStep`),
-    // and only for a run `mayResendUnproven` allows, so no reader ever sees this NOT_EXECUTED as proof.
+    // and only for a run `mayResendUnproven` allows, so no reader ever sees this NOT_EXECUTED as proof; an
+    // unwind that finds the re-dispatch unclaimed withdraws it UNKNOWN (`withdraw-unclaimed-steps.ts`).
     case 'resendable':
       return { to: StepStatus.NOT_EXECUTED, patch };
     case 'refused':

@@ -1,22 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { sql } from 'kysely';
 import {
   claimStepBatch,
   createRun,
   markOutcomesDelivered,
   payloadHash,
-  pgConnectionConfig,
   recordNewIntents,
   recordOutcomeBatch,
   stepKey,
   StepStatus,
-  type Database,
   type NewIntent,
   type SagaDb,
 } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { installPreparedStatements } from '../src/db/prepared-statements.js';
+import { createTestEnv, explainGroupPool, wholeReads, type TestEnv } from '@agent-saga/core/testing';
 
 /**
  * The grouped statements run on a pool whose plans are cached generic plans (`GROUPED_STATEMENT_SETTINGS`):
@@ -31,49 +27,6 @@ beforeAll(async () => {
   env = await createTestEnv('plans');
 });
 afterAll(async () => env?.close());
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly 'Index Cond'?: string;
-  readonly 'Function Name'?: string;
-  readonly Plans?: readonly PlanNode[];
-}
-
-/** A pool as a role's group pool is, whose session sends every executed statement's plan to this client. */
-async function explainingGroupDb(): Promise<{ db: SagaDb; plans: Map<string, PlanNode[]> }> {
-  const pool = new pg.Pool(
-    pgConnectionConfig({ url: env.databaseUrl, schema: env.schema, poolSize: 1, groupedStatements: true }),
-  );
-  installPreparedStatements(pool);
-  const plans = new Map<string, PlanNode[]>();
-  pool.on('connect', (client) => {
-    client.on('notice', (n) => {
-      const at = n.message?.indexOf('{') ?? -1;
-      if (at < 0) return;
-      const explained = JSON.parse(n.message!.slice(at)) as { 'Query Text': string; Plan: PlanNode };
-      const name = /prepared:([a-z_]+)/.exec(explained['Query Text'])?.[1] ?? 'nested';
-      plans.set(name, [...(plans.get(name) ?? []), explained.Plan]);
-    });
-  });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  await sql`LOAD 'auto_explain'`.execute(db);
-  await sql`SET auto_explain.log_min_duration = 0`.execute(db);
-  await sql`SET auto_explain.log_format = 'json'`.execute(db);
-  await sql`SET auto_explain.log_nested_statements = on`.execute(db);
-  await sql`SET client_min_messages = 'log'`.execute(db);
-  return { db, plans };
-}
-
-/** Every node of a plan that would read a whole relation or index: the faults this test exists for. */
-function wholeReads(node: PlanNode): string[] {
-  const own: string[] = [];
-  if (node['Node Type'] === 'Seq Scan') own.push(`Seq Scan on ${node['Relation Name']}`);
-  if (/^(Index|Index Only|Bitmap Index) Scan$/.test(node['Node Type']) && !node['Index Cond'])
-    own.push(`${node['Node Type']} on ${node['Index Name']} without a key condition`);
-  return [...own, ...(node.Plans ?? []).flatMap(wholeReads)];
-}
 
 function intent(runId: string, stepIdx: number, claim: boolean): NewIntent {
   const args = { orderId: `${runId}-${stepIdx}` };
@@ -150,11 +103,11 @@ const GROUPED = [
 ];
 
 async function expectIndexOnlyPlans(prefix: string): Promise<void> {
-  const { db, plans } = await explainingGroupDb();
+  const { db, plans, close } = await explainGroupPool(env.databaseUrl, env.schema);
   try {
     await runEveryGroupedStatement(db, prefix);
   } finally {
-    await db.destroy();
+    await close();
   }
   for (const name of GROUPED) expect(plans.get(name)?.length ?? 0, name).toBeGreaterThanOrEqual(3);
   // The duplicate check's own query, run inside saga_earlier_operation for each item.

@@ -27,11 +27,11 @@ export interface RoleContext<C extends RoleConfig> {
 }
 
 /**
- * The size of a role's pool of grouped statements (`RoleSpec.groupPoolSize`). Why 4: each kind of group
- * (intake, delivered mark, claim, outcome) has one statement in flight at a time, and a process runs at most
- * three kinds (the API with inline execution: intake, outcome, delivered mark).
+ * The size of a role's pool of grouped statements (`RoleSpec.groupPoolSize`). Why 6: each kind of group has
+ * at most one statement in flight (`createStatementGroup`), and no process has more than six kinds (the
+ * compensator's read, plan, events, claim, outcome and finish); the pool opens only the connections used.
  */
-export const GROUP_POOL_SIZE = 4;
+export const GROUP_POOL_SIZE = 6;
 
 /** A started role, as its entry point describes it to {@link runRole}. */
 export interface StartedRole {

@@ -6,6 +6,12 @@ import { migrateToLatest } from '../db/migrate.js';
 export { dumpSchema } from './dump-schema.js';
 export { dropQueues } from './drop-queues.js';
 export { installInMemoryTracing, type InMemoryTracing } from './in-memory-tracing.js';
+export {
+  explainGroupPool,
+  wholeReads,
+  type ExplainedGroupPool,
+  type PlanNode,
+} from './explain-group-plans.js';
 
 /**
  * Test isolation on real Postgres and Redis: each test file gets its own schema and its own BullMQ prefix,

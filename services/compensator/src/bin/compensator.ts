@@ -9,6 +9,7 @@ import {
   bullmqWorkerConnection,
   createCrashPoints,
   loadToolModule,
+  GROUP_POOL_SIZE,
   runRole,
   startTracing,
 } from '@agent-saga/core';
@@ -23,7 +24,8 @@ await runRole({
   name: 'compensator',
   loadConfig: loadCompensatorConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
-  async start({ config, logger, db, dbOptions }) {
+  groupPoolSize: GROUP_POOL_SIZE,
+  async start({ config, logger, db, dbOptions, groupDb }) {
     // The module's saga definitions are checked against its tools here too: a bad one stops every role at start.
     const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     // The worker waits for Redis through an outage; the queue (the sweep's adds, readiness) fails fast,
@@ -40,6 +42,7 @@ await runRole({
     });
     const compensator = createCompensatorWorker({
       db,
+      groupDb,
       schema: config.SAGA_DB_SCHEMA,
       registry,
       config,

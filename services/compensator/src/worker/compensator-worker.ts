@@ -10,6 +10,7 @@ import {
   unwindChannel,
   type ChannelListener,
   type DbOptions,
+  type SagaDb,
 } from '@agent-saga/core';
 import {
   enqueueUnwind,
@@ -41,6 +42,11 @@ export type CompensatorWorkerDeps = Omit<UnwindDeps, 'workerId' | 'shutdownSigna
   readonly queue: Queue<UnwindJob>;
   /** Connection settings of the LISTEN connection (its own, outside the pool). */
   readonly listenDb: DbOptions;
+  /**
+   * The pool the grouped statements go through (`RoleContext.groupDb`: plans made once per connection);
+   * absent: `db`.
+   */
+  readonly groupDb?: SagaDb;
 };
 
 /**
@@ -65,7 +71,7 @@ export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWo
     ...d,
     workerId,
     shutdownSignal: shutdown.signal,
-    groups: createUnwindGroups(d.db, workerId),
+    groups: createUnwindGroups(d.groupDb ?? d.db, workerId),
   };
   const { config, logger } = d;
   /** The unwind slices running now: what a drain waits for, unlike BullMQ's Redis part around them. */

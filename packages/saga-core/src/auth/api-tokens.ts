@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '../util/sha256-hex.js';
 import { sql } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
 import { BadRequestError } from '../errors/errors.js';
@@ -34,7 +35,7 @@ export function bearerTokenOf(header: string | undefined): string | undefined {
 
 /** Tokens are stored as sha256 hex only; the plain token is shown once, when created or rotated. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256Hex(token);
 }
 
 /** A new secret: `sgt_` and 24 random bytes. */

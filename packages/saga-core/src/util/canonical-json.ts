@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './sha256-hex.js';
 
 /**
  * JSON with object keys sorted at every depth, so equal values always give equal text. Used for payload
@@ -23,7 +23,7 @@ function sortKeys(value: unknown): unknown {
 
 /** sha256 of the canonical JSON of `{ tool, args }`, lowercase hex. */
 export function payloadHash(tool: string, args: unknown): string {
-  return createHash('sha256').update(canonicalJson({ tool, args })).digest('hex');
+  return sha256Hex(canonicalJson({ tool, args }));
 }
 
 /**

@@ -1,4 +1,5 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sha256Hex } from '../../util/sha256-hex.js';
 import { currentKeyNamespace, type KeyNamespace } from './key-namespace.js';
 
 /**
@@ -23,10 +24,8 @@ export function stepKey(
   if (!Number.isInteger(stepIdx) || stepIdx < 0) throw new RangeError(`stepIdx must be a natural number`);
   const identity = `${runId}:${stepIdx}:${tool}`;
   const digest =
-    namespace === null
-      ? createHash('sha256').update(identity)
-      : createHmac('sha256', namespace).update(identity);
-  return digest.digest('hex').slice(0, 32);
+    namespace === null ? sha256Hex(identity) : createHmac('sha256', namespace).update(identity).digest('hex');
+  return digest.slice(0, 32);
 }
 
 /** The key under which the compensation of step `stepIdx` (forward tool `forwardTool`) is sent. */

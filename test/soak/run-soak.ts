@@ -65,6 +65,12 @@ const ROLE_TIMINGS: Readonly<Record<string, string>> = {
   LEASE_MARGIN_MS: '1000',
   // Why 2 s: Stripe's client timeout; a charge makes two requests, so its lease is 4 s plus the margin.
   STRIPE_TIMEOUT_MS: '2000',
+  // Jira's commit horizon, as its tool timeout (30 s): the soak's sandbox commits a request when it arrives
+  // or never (its faults lose answers, they hold no request), which is the contract this declares. With the
+  // connector's conservative 120 s default, a close_ticket left unknown by a compensator killed mid-call
+  // waited two minutes before its absence was believed, past the short profile's settle window (seen once:
+  // a run still COMPENSATING at the end).
+  JIRA_COMMIT_HORIZON_MS: '30000',
   // A dead or paused executor's BullMQ job comes back within a couple of seconds.
   EXECUTOR_LOCK_MS: '1000',
   EXECUTOR_STALLED_INTERVAL_MS: '1000',

@@ -4,15 +4,14 @@ import {
   claimStepBatch,
   createRun,
   markOutcomesDelivered,
-  payloadHash,
   recordNewIntents,
   recordOutcomeBatch,
-  stepKey,
   StepStatus,
   type NewIntent,
   type SagaDb,
 } from '@agent-saga/core';
 import { createTestEnv, explainGroupPool, wholeReads, type TestEnv } from '@agent-saga/core/testing';
+import { newIntent } from './intended-step.js';
 
 /**
  * The grouped statements run on a pool whose plans are cached generic plans (`GROUPED_STATEMENT_SETTINGS`):
@@ -29,25 +28,11 @@ beforeAll(async () => {
 afterAll(async () => env?.close());
 
 function intent(runId: string, stepIdx: number, claim: boolean): NewIntent {
-  const args = { orderId: `${runId}-${stepIdx}` };
-  return {
-    runId,
-    stepIdx,
-    tenantId: 'acme',
-    tool: 'create_ticket',
-    toolClass: 'compensatable',
-    toolVersion: 1,
-    idempotencyKey: stepKey(runId, stepIdx, 'create_ticket'),
-    args,
-    payloadHash: payloadHash('create_ticket', args),
-    compensation: null,
-    correction: null,
-    audience: ['support_team'],
-    dependsOn: null,
-    // Not repeatable: the duplicate check (saga_earlier_operation) runs and its query is explained too.
-    operation: { tool: 'create_ticket', args, identity: { orderId: args.orderId } },
+  // Not repeatable: the duplicate check (saga_earlier_operation) runs and its query is explained too.
+  return newIntent(runId, stepIdx, {
+    args: { orderId: `${runId}-${stepIdx}` },
     ...(claim ? { claim: { owner: 'w-api', leaseMs: 30_000, cause: 'api: claimed at intake' } } : {}),
-  };
+  });
 }
 
 const confirmed = { status: StepStatus.CONFIRMED, effect: { externalRef: 'T-1', result: { ok: true } } };

@@ -3,7 +3,15 @@
  * told), written through `recordIntent` as the intake writes it (the row, its intake event and, for an
  * INTENDED step, its outbox message, together). The run is created if it does not exist yet.
  */
-import { createRun, payloadHash, recordIntent, stepKey, StepStatus, type StepRow } from '@agent-saga/core';
+import {
+  createRun,
+  payloadHash,
+  recordIntent,
+  stepKey,
+  StepStatus,
+  type NewIntent,
+  type StepRow,
+} from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
 
 export interface IntendedStepOptions {
@@ -52,4 +60,35 @@ export async function stepOfKey(env: TestEnv, key: string): Promise<{ runId: str
     .where('idempotency_key', '=', key)
     .executeTakeFirstOrThrow();
   return { runId: row.run_id, stepIdx: row.step_idx };
+}
+
+/**
+ * The same `create_ticket` step as an item of the grouped intake (`recordNewIntents`): tenant `acme`, its
+ * operation identified by `orderId` (not repeatable, so the duplicate check runs), arguments
+ * `{ orderId: runId }` unless given; the rest from `opts` (no compensation, no dependency, unclaimed).
+ */
+export function newIntent(
+  runId: string,
+  stepIdx: number,
+  opts: Partial<Pick<NewIntent, 'args' | 'compensation' | 'dependsOn' | 'claim' | 'audience'>> = {},
+): NewIntent {
+  const args = opts.args ?? { orderId: runId };
+  const key = stepKey(runId, stepIdx, 'create_ticket');
+  return {
+    runId,
+    stepIdx,
+    tenantId: 'acme',
+    tool: 'create_ticket',
+    toolClass: 'compensatable',
+    toolVersion: 1,
+    idempotencyKey: key,
+    args,
+    payloadHash: payloadHash('create_ticket', args),
+    compensation: opts.compensation ?? null,
+    correction: null,
+    audience: opts.audience ?? ['support_team'],
+    dependsOn: opts.dependsOn ?? null,
+    operation: { tool: 'create_ticket', args, identity: { orderId: args.orderId ?? null } },
+    ...(opts.claim ? { claim: opts.claim } : {}),
+  };
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createRun, payloadHash, recordNewIntents, stepKey, type NewIntent } from '@agent-saga/core';
+import { createRun, recordNewIntents, stepKey, type NewIntent } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { newIntent } from './intended-step.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -17,22 +18,11 @@ function intent(
   args: Record<string, unknown> = { orderId: runId },
 ): NewIntent {
   const key = stepKey(runId, stepIdx, 'create_ticket');
-  return {
-    runId,
-    stepIdx,
-    tenantId: 'acme',
-    tool: 'create_ticket',
-    toolClass: 'compensatable',
-    toolVersion: 1,
-    idempotencyKey: key,
+  return newIntent(runId, stepIdx, {
     args,
-    payloadHash: payloadHash('create_ticket', args),
     compensation: { tool: 'close_ticket', toolVersion: 1, args: { ref: 'x' }, key: `${key}:c` },
-    correction: null,
-    audience: ['support_team'],
     dependsOn: stepIdx > 0 ? [0] : null,
-    operation: { tool: 'create_ticket', args, identity: { orderId: args.orderId ?? null } },
-  };
+  });
 }
 
 const newRun = (runId: string, tenantId = 'acme') => createRun(env.db, { runId, tenantId, metadata: {} });

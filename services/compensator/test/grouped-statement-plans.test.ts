@@ -6,20 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import {
-  compensationKey,
-  CompensationStatus,
-  RunStatus,
-  stepKey,
-  type SagaDb,
-  type StepRow,
-} from '@agent-saga/core';
+import { CompensationStatus, RunStatus, type SagaDb } from '@agent-saga/core';
 import { createTestEnv, explainGroupPool, wholeReads, type TestEnv } from '@agent-saga/core/testing';
 import { claimAttemptBatch } from '../src/sql/claim-attempt-batch.js';
 import { finishRunsBatch } from '../src/sql/finish-runs-batch.js';
 import { planCompensations } from '../src/sql/plan-compensations.js';
 import { readRunStates } from '../src/sql/read-run-states.js';
 import { recordAttemptOutcomeBatch } from '../src/sql/record-attempt-outcome-batch.js';
+import { UNWIND_REQUESTED, unwindingRun } from './unwinding-run.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -27,52 +21,11 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-const REQUESTED = 'unwind requested: test';
-
-/** A COMPENSATING run with one CONFIRMED reversible step whose compensation is stored (as intake writes). */
-async function unwindingRun(runId: string): Promise<StepRow> {
-  await env.db
-    .insertInto('runs')
-    .values({
-      run_id: runId,
-      tenant_id: 't',
-      status: RunStatus.COMPENSATING,
-      status_reason: REQUESTED,
-      metadata: '{}',
-    })
-    .execute();
-  const key = stepKey(runId, 0, 'noop');
-  return env.db
-    .insertInto('saga_log')
-    .values({
-      run_id: runId,
-      step_idx: 0,
-      tenant_id: 't',
-      tool: 'noop',
-      tool_class: 'reversible',
-      tool_version: 1,
-      idempotency_key: key,
-      args: JSON.stringify({ n: 1 }),
-      payload_hash: 'h',
-      status: 'CONFIRMED',
-      external_ref: `ref-${runId}`,
-      compensation: JSON.stringify({
-        tool: 'noop_undo',
-        toolVersion: 1,
-        args: { target: { $ref: key } },
-        key: compensationKey(runId, 0, 'noop'),
-      }),
-      audience: [],
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
 /** One unwind of two runs through every grouped statement, as the compensator's passes make it. */
 async function unwindThroughGroups(db: SagaDb, prefix: string, round: number): Promise<void> {
   const runIds = [`${prefix}-${round}-a`, `${prefix}-${round}-b`];
   const steps = [];
-  for (const r of runIds) steps.push(await unwindingRun(r));
+  for (const r of runIds) steps.push(await unwindingRun(env.db, r));
   expect((await readRunStates(db, runIds)).size).toBe(2);
   expect(await planCompensations(db, steps)).toHaveLength(2);
   const claimed = await claimAttemptBatch(
@@ -106,8 +59,8 @@ async function unwindThroughGroups(db: SagaDb, prefix: string, round: number): P
     runIds.map((runId) => ({
       runId,
       to: RunStatus.COMPENSATED,
-      reason: `every effect undone (${REQUESTED})`,
-      seenReason: REQUESTED,
+      reason: `every effect undone (${UNWIND_REQUESTED})`,
+      seenReason: UNWIND_REQUESTED,
     })),
   );
   expect(finished).toHaveLength(2);

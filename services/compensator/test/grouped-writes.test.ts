@@ -5,20 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import {
-  compensationKey,
-  CompensationStatus,
-  RunStatus,
-  StepEventKind,
-  stepKey,
-  type SagaDb,
-  type StepRow,
-} from '@agent-saga/core';
+import { CompensationStatus, RunStatus, StepEventKind, type SagaDb } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { ATTEMPT_CAUSE, claimAttemptBatch } from '../src/sql/claim-attempt-batch.js';
 import { finishRunsBatch } from '../src/sql/finish-runs-batch.js';
 import { planCompensations } from '../src/sql/plan-compensations.js';
 import { recordAttemptOutcomeBatch } from '../src/sql/record-attempt-outcome-batch.js';
+import { UNWIND_REQUESTED, unwindingRun } from './unwinding-run.js';
 
 let env: TestEnv;
 let db: SagaDb;
@@ -27,47 +20,6 @@ beforeAll(async () => {
   db = env.db;
 });
 afterAll(async () => env?.close());
-
-const REQUESTED = 'unwind requested: test';
-
-/** A COMPENSATING run with one CONFIRMED reversible step whose compensation is stored (as intake writes). */
-async function unwindingRun(runId: string): Promise<StepRow> {
-  await db
-    .insertInto('runs')
-    .values({
-      run_id: runId,
-      tenant_id: 't',
-      status: RunStatus.COMPENSATING,
-      status_reason: REQUESTED,
-      metadata: '{}',
-    })
-    .execute();
-  const key = stepKey(runId, 0, 'noop');
-  return db
-    .insertInto('saga_log')
-    .values({
-      run_id: runId,
-      step_idx: 0,
-      tenant_id: 't',
-      tool: 'noop',
-      tool_class: 'reversible',
-      tool_version: 1,
-      idempotency_key: key,
-      args: JSON.stringify({ n: 1 }),
-      payload_hash: 'h',
-      status: 'CONFIRMED',
-      external_ref: `ref-${runId}`,
-      compensation: JSON.stringify({
-        tool: 'noop_undo',
-        toolVersion: 1,
-        args: { target: { $ref: key } },
-        key: compensationKey(runId, 0, 'noop'),
-      }),
-      audience: [],
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
 
 const eventsOf = (runId: string) =>
   db
@@ -94,8 +46,8 @@ const lookupEvent = (runId: string) => ({
 
 describe('grouped compensation writes', () => {
   it('plans each step once: a step planned already is not returned (the pass reads it back)', async () => {
-    const a = await unwindingRun('plan-a');
-    const b = await unwindingRun('plan-b');
+    const a = await unwindingRun(db, 'plan-a');
+    const b = await unwindingRun(db, 'plan-b');
     expect((await planCompensations(db, [a])).map((r) => r.run_id)).toEqual(['plan-a']);
     const second = await planCompensations(db, [a, b]);
     expect(second.map((r) => [r.run_id, r.status])).toEqual([['plan-b', CompensationStatus.PENDING]]);
@@ -104,7 +56,7 @@ describe('grouped compensation writes', () => {
   });
 
   it('claims in one statement only the rows still as their pass read them; every lookup is kept, in order', async () => {
-    const steps = [await unwindingRun('claim-a'), await unwindingRun('claim-b')];
+    const steps = [await unwindingRun(db, 'claim-a'), await unwindingRun(db, 'claim-b')];
     await planCompensations(db, steps);
     // claim-b was refused once; its pass read it failed after attempt 1, but another compensator has made
     // attempt 2 since (refused again): same status, not the same row.
@@ -150,7 +102,7 @@ describe('grouped compensation writes', () => {
   });
 
   it('records outcomes only under the caller`s lease; a lost lease writes nothing', async () => {
-    const steps = [await unwindingRun('out-a'), await unwindingRun('out-b')];
+    const steps = [await unwindingRun(db, 'out-a'), await unwindingRun(db, 'out-b')];
     await planCompensations(db, steps);
     const claim = (runId: string) => ({
       runId,
@@ -198,7 +150,7 @@ describe('grouped compensation writes', () => {
   });
 
   it('finishes only runs still COMPENSATING with the reason their pass read', async () => {
-    for (const id of ['fin-a', 'fin-b', 'fin-c']) await unwindingRun(id);
+    for (const id of ['fin-a', 'fin-b', 'fin-c']) await unwindingRun(db, id);
     await db
       .updateTable('runs')
       .set({ status: RunStatus.COMPENSATED })
@@ -212,12 +164,12 @@ describe('grouped compensation writes', () => {
     const close = (runId: string) => ({
       runId,
       to: RunStatus.COMPENSATED,
-      reason: `every effect undone (${REQUESTED})`,
-      seenReason: REQUESTED,
+      reason: `every effect undone (${UNWIND_REQUESTED})`,
+      seenReason: UNWIND_REQUESTED,
     });
     const rows = await finishRunsBatch(db, [close('fin-a'), close('fin-b'), close('fin-c')]);
     expect(rows.map((r) => [r.run_id, r.status, r.status_reason])).toEqual([
-      ['fin-a', RunStatus.COMPENSATED, `every effect undone (${REQUESTED})`],
+      ['fin-a', RunStatus.COMPENSATED, `every effect undone (${UNWIND_REQUESTED})`],
     ]);
     const c = await db
       .selectFrom('runs')
@@ -230,7 +182,7 @@ describe('grouped compensation writes', () => {
         kind: StepEventKind.RUN_TRANSITION,
         from_status: RunStatus.COMPENSATING,
         to_status: RunStatus.COMPENSATED,
-        cause: `every effect undone (${REQUESTED})`,
+        cause: `every effect undone (${UNWIND_REQUESTED})`,
       },
     ]);
     expect(await eventsOf('fin-c')).toEqual([]);

@@ -7,7 +7,13 @@
 import type { ArmedFault } from './sandbox-admin.js';
 import type { ChaosLogEntry } from './chaos-schedule.js';
 import { checkNone, type Check } from './soak-report.js';
-import { ROLES, type ProcessExit, type ProcessName, type RoleSupervisor } from './start-roles.js';
+import {
+  ROLES,
+  type ProcessExit,
+  type ProcessName,
+  type RoleName,
+  type RoleSupervisor,
+} from './start-roles.js';
 
 export interface ProcessEvidence {
   readonly supervisor: RoleSupervisor;
@@ -23,7 +29,7 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 /** That each kind of fault was played, as many times as the log says. */
 export function checkChaosPlayed(e: ProcessEvidence): Check[] {
   const played = e.chaos.filter((c) => c.error === undefined);
-  const kills = new Map(ROLES.map((r) => [r, 0]));
+  const kills = new Map<RoleName, number>(ROLES.map((r) => [r, 0]));
   for (const c of played)
     if (c.kind === 'kill') for (const r of c.roles ?? []) kills.set(r, (kills.get(r) ?? 0) + 1);
   const count = (kind: ChaosLogEntry['kind']) => played.filter((c) => c.kind === kind).length;

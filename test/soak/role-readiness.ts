@@ -5,22 +5,26 @@
  */
 import type { Check } from './soak-report.js';
 import { sleep } from './seeded-random.js';
-import { ROLES, type RoleSupervisor } from './start-roles.js';
+import { ROLES, type RoleName, type RoleSupervisor } from './start-roles.js';
 
 /**
- * Waits (at most 120 s: seven `tsx` processes boot at once on two cores) until every role answers
- * `/readyz` with 200; a role that dies meanwhile fails the start.
+ * Waits (at most 120 s: seven `tsx` processes boot at once on two cores) until every role of `roles`
+ * answers `/readyz` with 200; a role that dies meanwhile fails the start.
  */
-export async function waitForRoles(supervisor: RoleSupervisor, stopping: () => boolean): Promise<void> {
+export async function waitForRoles(
+  supervisor: RoleSupervisor,
+  stopping: () => boolean,
+  roles: readonly RoleName[] = ROLES,
+): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (!stopping()) {
     const dead = supervisor.exits.find((x) => !x.bySoak);
     if (dead)
       throw new Error(`${dead.name} exited at start (code ${String(dead.code)}):\n${dead.outputTail}`);
-    const ready = await Promise.all(ROLES.map((r) => supervisor.probe(r, '/readyz')));
+    const ready = await Promise.all(roles.map((r) => supervisor.probe(r, '/readyz')));
     if (ready.every((status) => status === 200)) return;
     if (Date.now() > deadline) {
-      const notReady = ROLES.filter((_, i) => ready[i] !== 200);
+      const notReady = roles.filter((_, i) => ready[i] !== 200);
       throw new Error(
         `not ready within 120 s: ${notReady.join(', ')}\n${notReady.map((r) => `--- ${r}\n${supervisor.output(r)}`).join('\n')}`,
       );

@@ -16,7 +16,9 @@ import { join, resolve } from 'node:path';
 import { sleep } from './seeded-random.js';
 
 export const ROLES = ['api', 'relay', 'executor#1', 'executor#2', 'reconciler', 'compensator'] as const;
-export type RoleName = (typeof ROLES)[number];
+/** The api as two replicas behind one address, in place of `api` (the simulation's stack runs them so). */
+export const API_REPLICAS = ['api#1', 'api#2'] as const;
+export type RoleName = (typeof ROLES)[number] | (typeof API_REPLICAS)[number];
 export type ProcessName = RoleName | 'sandbox';
 
 const DISPATCHER_BIN = 'services/dispatcher/src/bin';
@@ -24,6 +26,8 @@ const DISPATCHER_BIN = 'services/dispatcher/src/bin';
 export const ENTRY: Readonly<Record<ProcessName, string>> = {
   sandbox: 'tools/sandbox/src/main.ts',
   api: `${DISPATCHER_BIN}/api.ts`,
+  'api#1': `${DISPATCHER_BIN}/api.ts`,
+  'api#2': `${DISPATCHER_BIN}/api.ts`,
   relay: `${DISPATCHER_BIN}/relay.ts`,
   'executor#1': `${DISPATCHER_BIN}/executor.ts`,
   'executor#2': `${DISPATCHER_BIN}/executor.ts`,

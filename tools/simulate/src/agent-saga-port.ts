@@ -33,8 +33,9 @@ const READ_BACK_MS = 20_000;
 const SETTLE_MS = 60_000;
 const POLL_MS = 300;
 /**
- * Why 30 s: how long a call whose connection the api refused (it is restarting) is sent again before the
- * agent is told; a refused connection carried nothing, so sending again is safe.
+ * Why 30 s: how long a call refused before anything was sent (the balancer's 503 while both api replicas
+ * restart, or a refused connection) is sent again before the agent is told; nothing was sent, so sending
+ * again is safe.
  */
 const REFUSED_RETRY_MS = 30_000;
 
@@ -98,10 +99,13 @@ function observe(outcome: CallOutcome): Observation {
 }
 
 /**
- * Whether the api refused the connection (it is down, or restarting): nothing was sent, which the agent
- * is told as an error, not a silence — a model reads "connection refused" as "not done".
+ * Whether the call was refused before anything was sent: a 503 (the balancer found no replica up, or the
+ * dispatcher is draining or cannot reach Postgres: both decided nothing) or a refused connection to an api
+ * without a balancer. The agent is told it as an error, not a silence: a model reads "503 Service
+ * Unavailable" or "connection refused" as "not done".
  */
 function connectionRefused(e: unknown): boolean {
+  if (e instanceof ServiceUnavailableError && e.status === 503) return true;
   for (let c: unknown = e; c instanceof Error; c = c.cause)
     if ((c as { code?: unknown }).code === 'ECONNREFUSED') return true;
   return false;

@@ -1,11 +1,18 @@
 /**
  * The agent-saga harness as a user runs it: a sandbox of its own (in this process, on free ports), a
  * schema and a queue prefix of the simulation's own in the machine's Postgres and Redis, migrated as
- * `agent-saga migrate` does, an agent token, and every role (api, relay, two executors, reconciler,
- * compensator) its own `node --import tsx` process under the soak's supervisor (test/soak/start-roles.ts),
- * loading the real connectors with short tool timeouts, and the operator who decides held emails
- * (approve-held-emails.ts). `close()` stops every process and drops the schema
- * and the queues, however the simulation ends.
+ * `agent-saga migrate` does, an agent token, and every role (two api replicas behind a balancer, relay, two
+ * executors, reconciler, compensator) its own `node --import tsx` process under the soak's supervisor
+ * (test/soak/start-roles.ts), loading the real connectors with short tool timeouts, and the operator who
+ * decides held emails (approve-held-emails.ts).
+ *
+ * Why two api replicas: `api_restart` kills the api an agent's call waits on, and at 64 episodes in flight
+ * that fault fires every few seconds. With a single api it was down some 40 % of a 2,000-episode run (142
+ * kills in 12 minutes, each a 1.5 s boot), and every other episode's agent met the outage too: the eager
+ * ones ran out of patience (17 of 1,695 episodes missed, measured 2 December 2026). A deployment runs
+ * several api processes behind one address for this reason; the fault kills the one holding the call.
+ *
+ * `close()` stops every process and drops the schema and the queues, however the simulation ends.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +23,8 @@ import { createApiToken, createDb, freePort, migrateToLatest, type SagaDb } from
 import { migrateConnectorTables } from '@agent-saga/connectors/migrations';
 import { sandboxConnectorEnv, startSandbox, type RunningSandbox } from '@agent-saga/sandbox';
 import { waitForRoles } from '../../../test/soak/role-readiness.js';
-import { ROLES, RoleSupervisor } from '../../../test/soak/start-roles.js';
+import { API_REPLICAS, ROLES, RoleSupervisor, type RoleName } from '../../../test/soak/start-roles.js';
+import { startApiBalancer, type ApiBalancer } from './api-balancer.js';
 import { approveHeldEmails } from './approve-held-emails.js';
 import { operatorsFor, shareInbox } from './share-approval-inbox.js';
 import { killOnHeldAnswers, type ProcessKills } from './kill-on-held-answer.js';
@@ -32,6 +40,9 @@ import {
 
 /** The cross-service tests' tool module: the real connectors, every tool's timeout capped. */
 const SHORT_TIMEOUT_TOOLS = 'test/fixtures/support-tools-short-timeouts.ts';
+
+/** The stack's roles: the soak's, with the api as replicas. */
+const STACK_ROLES: readonly RoleName[] = [...API_REPLICAS, ...ROLES.filter((r) => r !== 'api')];
 
 /**
  * Role timings shortened so a recovery takes seconds (as the soak's and the cross-service tests'), each
@@ -111,6 +122,7 @@ export async function startAgentSagaStack(opts: {
   let sandbox: RunningSandbox | undefined;
   let stopApprover: (() => Promise<void>) | undefined;
   let processKills: ProcessKills | undefined;
+  let balancer: ApiBalancer | undefined;
   const kill = () => supervisor.killAllNow();
   process.once('exit', kill);
   const close = async () => {
@@ -118,6 +130,13 @@ export async function startAgentSagaStack(opts: {
     await stopProcessFaults(processKills, opts.say);
     await stopApprover?.().catch(() => undefined);
     await supervisor.stopAll().catch(() => undefined);
+    if (balancer) {
+      const served = [...balancer.counts.served].map(([name, n]) => `${name} ${n}`).join(', ');
+      opts.say(
+        `  agent-saga: the balancer passed on ${served}; answered 502 ${balancer.counts.unavailable}×`,
+      );
+      await balancer.close().catch(() => undefined);
+    }
     if (opts.keepLog) opts.say(`  agent-saga: the saga log is kept in schema ${schema} (--keep-log)`);
     else await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db).catch(() => undefined);
     await db.destroy().catch(() => undefined);
@@ -136,34 +155,31 @@ export async function startAgentSagaStack(opts: {
     sandbox = await startSandbox({
       settings: { stripeSearchLagMs: SEARCH_LAG_MS, jiraSearchLagMs: SEARCH_LAG_MS },
     });
-    const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
     const roleEnv = {
       DATABASE_URL: opts.databaseUrl,
       REDIS_URL: opts.redisUrl,
       SAGA_DB_SCHEMA: schema,
       SAGA_QUEUE_PREFIX: queuePrefix,
       HOST: '127.0.0.1',
-      PORT: String(port),
       SAGA_CRASH_POINTS: '',
       ...sandboxConnectorEnv(sandbox, { lagMs: SEARCH_LAG_MS, toolsModule: SHORT_TIMEOUT_TOOLS }),
       ...ROLE_TIMINGS,
     };
-    for (const role of ROLES) {
-      if (role === 'api') supervisor.start(role, { ...roleEnv, METRICS_PORT: '0' }, baseUrl);
-      else {
-        const metricsPort = await freePort();
-        supervisor.start(
-          role,
-          { ...roleEnv, METRICS_PORT: String(metricsPort) },
-          `http://127.0.0.1:${metricsPort}`,
-        );
-      }
+    const replicas: { name: RoleName; url: string }[] = [];
+    for (const role of STACK_ROLES) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      if (API_REPLICAS.some((r) => r === role)) {
+        replicas.push({ name: role, url });
+        supervisor.start(role, { ...roleEnv, PORT: String(port), METRICS_PORT: '0' }, url);
+      } else supervisor.start(role, { ...roleEnv, PORT: '0', METRICS_PORT: String(port) }, url);
     }
-    await waitForRoles(supervisor, () => false);
+    balancer = await startApiBalancer(replicas);
+    const baseUrl = balancer.url;
+    await waitForRoles(supervisor, () => false, STACK_ROLES);
     const approver = createSagaClient({ baseUrl, token: operatorToken });
     let lastError = '';
-    processKills = killOnHeldAnswers(sandbox, supervisor);
+    processKills = killOnHeldAnswers(sandbox, supervisor, STACK_ROLES, balancer);
     const onApproverError = (e: unknown) => {
       const line = `  agent-saga: the approver failed: ${e instanceof Error ? e.message : String(e)}`;
       if (line !== lastError) opts.say(line);
@@ -176,7 +192,9 @@ export async function startAgentSagaStack(opts: {
     stopApprover = async () => {
       await Promise.all(stops.map((stop) => stop()));
     };
-    opts.say(`  agent-saga: ${ROLES.join(', ')} up (api ${baseUrl}, schema ${schema}, logs ${logDir})`);
+    opts.say(
+      `  agent-saga: ${STACK_ROLES.join(', ')} up (api ${baseUrl} in front of ${replicas.map((r) => r.url).join(' and ')}, schema ${schema}, logs ${logDir})`,
+    );
     return {
       saga: createSagaClient({ baseUrl, token }),
       sandbox,

@@ -5,7 +5,8 @@
  * again after {@link DOWN_MS}:
  * - `kill:sender`: the process that sent the held request (found by its socket, find-socket-owner.ts):
  *   the executor dies after the vendor answered and before it recorded the outcome;
- * - `kill:api`: the api, while the agent's call waits on it (the call waits up to 2 s for the outcome).
+ * - `kill:api`: the api replica the agent's call waits on (the call waits up to 2 s for the outcome), as
+ *   the balancer in front of the replicas tells (api-balancer.ts); the other replica serves the retries.
  *
  * Why a sandbox-side trigger rather than core's crash points: those are per-process switches that kill at
  * every step; the fault aims at one request of one episode. A kill takes down every call the process holds,
@@ -13,7 +14,8 @@
  */
 import type { RunningSandbox } from '@agent-saga/sandbox';
 import { sleep } from '../../../test/soak/seeded-random.js';
-import { ROLES, type RoleName, type RoleSupervisor } from '../../../test/soak/start-roles.js';
+import type { RoleName, RoleSupervisor } from '../../../test/soak/start-roles.js';
+import type { ApiBalancer } from './api-balancer.js';
 import { ProcessFault } from './fault-modes.js';
 import { ownerOfSocket, socketInode } from './find-socket-owner.js';
 
@@ -25,12 +27,21 @@ const DOWN_MS = 300;
 export interface ProcessKills {
   /** Kills made, per role. */
   readonly kills: ReadonlyMap<RoleName, number>;
-  /** Held answers whose sender no role owned (e.g. it had closed the connection already). */
+  /**
+   * Held answers whose sender no role owned (e.g. it had closed the connection already), or whose
+   * episode no api replica had served.
+   */
   readonly missed: number;
   stop(): Promise<void>;
 }
 
-export function killOnHeldAnswers(sandbox: RunningSandbox, supervisor: RoleSupervisor): ProcessKills {
+export function killOnHeldAnswers(
+  sandbox: RunningSandbox,
+  supervisor: RoleSupervisor,
+  /** Every role of the stack, the api replicas included. */
+  roles: readonly RoleName[],
+  balancer: ApiBalancer,
+): ProcessKills {
   const handled = new Map<string, number>();
   const kills = new Map<RoleName, number>();
   const restarts: Promise<unknown>[] = [];
@@ -46,7 +57,7 @@ export function killOnHeldAnswers(sandbox: RunningSandbox, supervisor: RoleSuper
     const inode = socketInode(clientPort, sandbox.ports[vendor]);
     if (inode === undefined) return undefined;
     const pids = new Map<RoleName, number>();
-    for (const role of ROLES) {
+    for (const role of roles) {
       const pid = supervisor.pid(role);
       if (pid !== undefined && supervisor.isRunning(role)) pids.set(role, pid);
     }
@@ -59,7 +70,9 @@ export function killOnHeldAnswers(sandbox: RunningSandbox, supervisor: RoleSuper
       if (rule.processed <= (handled.get(rule.id) ?? 0)) continue;
       handled.set(rule.id, rule.processed);
       if (rule.note === ProcessFault.KILL_API) {
-        kill('api');
+        const holder = roles.find((r) => r === balancer.holderOf(rule.contains ?? ''));
+        if (holder === undefined) missed += 1;
+        else kill(holder);
         continue;
       }
       const sender =

@@ -48,6 +48,16 @@ describe('pnpm simulate, short', () => {
     expect(r.code, r.stderr.slice(-4_000)).toBe(0);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '') as SimulationSummary;
     const { totals } = summary;
+    // What the run measured, in the test's output whether it passes or not (docs/simulation.md quotes CI's
+    // runs): the totals, and the episodes agent-saga did not get exactly once as `pnpm simulate` lists them.
+    const detail = summary.details['agent-saga'];
+    const listed = r.stderr.indexOf('\n\nagent-saga: ');
+    console.info(
+      `seed ${SEED}, ${EPISODES} episodes in ${(summary.durationMs / 1000).toFixed(0)} s: ` +
+        `${JSON.stringify(totals)}; agent-saga exactly once in ` +
+        `${detail?.exactlyOnceOfCanSucceed ?? '?'} of ${detail?.canSucceed ?? '?'} that could succeed` +
+        (listed >= 0 ? r.stderr.slice(listed) : ''),
+    );
     const keys = [
       'episodes',
       'duplicates',

@@ -1,0 +1,148 @@
+/**
+ * Postgres's CPU for the inline path's two statements alone, without HTTP, Node's share or other sessions in
+ * the figure: `recordNewIntents` writing each step claimed at intake, then `recordOutcomeBatch` settling and
+ * delivering it, in groups as the API sends them under load, on one connection whose backend's CPU is read
+ * from `/proc` (Linux) before and after. What it answers: how a change to those statements, their plans or
+ * the schema moves the database's cost per call, with a repeatable figure on a shared machine (the full
+ * bench's per-process CPU varies with what else runs).
+ *
+ *   tsx bench/hot-statements-cpu.ts
+ *
+ * Environment (besides `DATABASE_URL`, as `pnpm bench` reads it): `HOT_GROUP` calls per statement (16),
+ * `HOT_ROUNDS` groups (300, the first 20 not counted), `HOT_POOL` `group` (the role's group pool:
+ * `groupedStatements`, plans made once) or `custom` (a plan per execution, the other statements' pool),
+ * `HOT_GROW` settled steps added without ANALYZE after the plans are made and before the measurement (0):
+ * a plan made on an empty log, used on a large one. It works in a schema of its own and drops it.
+ */
+import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import {
+  createDb,
+  migrateToLatest,
+  parseConfig,
+  recordNewIntents,
+  recordOutcomeBatch,
+  StepStatus,
+  stepKey,
+  type NewIntent,
+  type SagaDb,
+} from '@agent-saga/core';
+import { loadBenchConfig } from './bench-config.js';
+
+const { DATABASE_URL: url } = loadBenchConfig([]);
+const options = parseConfig(
+  z.object({
+    HOT_GROUP: z.coerce.number().int().positive().default(16),
+    HOT_ROUNDS: z.coerce.number().int().min(21).default(300),
+    HOT_POOL: z.enum(['group', 'custom']).default('group'),
+    HOT_GROW: z.coerce.number().int().min(0).default(0),
+  }),
+  process.env,
+);
+const WARM_ROUNDS = 20;
+const STEPS_PER_RUN = 20;
+const schema = `hot_${Date.now()}`;
+
+const setup = createDb({ url, schema, poolSize: 1 });
+await migrateToLatest(setup, schema);
+const runIds = Array.from(
+  { length: Math.ceil((options.HOT_ROUNDS * options.HOT_GROUP) / STEPS_PER_RUN) },
+  (_, i) => `hot-${i}`,
+);
+await sql`INSERT INTO runs (run_id, tenant_id, status)
+          SELECT unnest(${runIds}::text[]), 'bench', 'RUNNING'`.execute(setup);
+await setup.destroy();
+
+const db = createDb({ url, schema, poolSize: 1, groupedStatements: options.HOT_POOL === 'group' });
+const backend = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db)).rows[0]!.pid;
+
+/** The backend's user + system CPU so far, in ms (clock ticks of 10 ms). */
+function backendCpuMs(): number {
+  const fields = readFileSync(`/proc/${backend}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function round(r: number): Promise<void> {
+  const items: NewIntent[] = Array.from({ length: options.HOT_GROUP }, (_, g) => {
+    const n = r * options.HOT_GROUP + g;
+    const runId = runIds[Math.floor(n / STEPS_PER_RUN)]!;
+    const stepIdx = n % STEPS_PER_RUN;
+    return {
+      runId,
+      stepIdx,
+      tenantId: 'bench',
+      tool: 'noop',
+      toolClass: 'compensatable',
+      toolVersion: 1,
+      idempotencyKey: stepKey(runId, stepIdx, 'noop', null),
+      args: { n },
+      payloadHash: `h${n}`,
+      compensation: null,
+      correction: null,
+      audience: [],
+      dependsOn: null,
+      operation: null,
+      claim: { owner: 'hot', leaseMs: 30_000, cause: 'api: claimed at intake' },
+    };
+  });
+  const written = await recordNewIntents(db, items, 2_000);
+  if (written.some((row) => row === null)) throw new Error(`round ${r}: the intake wrote nothing for a step`);
+  const settled = await recordOutcomeBatch(
+    db,
+    'hot',
+    items.map((i) => ({
+      runId: i.runId,
+      stepIdx: i.stepIdx,
+      deliver: true,
+      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: null, result: { ok: true } } },
+    })),
+    schema,
+  );
+  if (settled.length !== items.length) throw new Error(`round ${r}: an outcome was not recorded`);
+}
+
+/** Adds `rows` settled steps in runs of their own through another connection, and analyses nothing. */
+async function grow(rows: number, keepAlive: SagaDb): Promise<void> {
+  // The measured connection stays busy meanwhile, so the pool does not close it (and its plans) as idle.
+  const ping = setInterval(() => void sql`SELECT 1`.execute(keepAlive), 1_000);
+  const other = createDb({ url, schema, poolSize: 1 });
+  try {
+    for (const t of ['saga_log', 'runs', 'step_events'])
+      await sql`ALTER TABLE ${sql.id(t)} SET (autovacuum_enabled = off)`.execute(other);
+    await sql`INSERT INTO runs (run_id, tenant_id, status)
+              SELECT 'old-' || g, 'bench', 'COMPLETED' FROM generate_series(0, ${Math.ceil(rows / STEPS_PER_RUN)}) g`.execute(
+      other,
+    );
+    await sql`INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key,
+                                    args, payload_hash, status, audience, attempts, outcome_delivered)
+              SELECT 'old-' || (g / ${STEPS_PER_RUN}), g % ${STEPS_PER_RUN}, 'bench', 'noop', 'compensatable', 1,
+                     md5(g::text), '{}', md5(g::text), 'CONFIRMED', '{}', 1, true
+                FROM generate_series(0, ${rows - 1}) g`.execute(other);
+  } finally {
+    clearInterval(ping);
+    await other.destroy();
+  }
+}
+
+try {
+  for (let r = 0; r < WARM_ROUNDS; r++) await round(r);
+  if (options.HOT_GROW > 0) await grow(options.HOT_GROW, db);
+  const same = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db)).rows[0]!.pid;
+  if (same !== backend) throw new Error('the measured connection was replaced; its plans with it');
+  const cpu0 = backendCpuMs();
+  const t0 = performance.now();
+  for (let r = WARM_ROUNDS; r < options.HOT_ROUNDS; r++) await round(r);
+  const calls = (options.HOT_ROUNDS - WARM_ROUNDS) * options.HOT_GROUP;
+  console.log(
+    JSON.stringify({
+      ...options,
+      calls,
+      postgresCpuUsPerCall: Math.round(((backendCpuMs() - cpu0) * 1000) / calls),
+      wallUsPerCall: Math.round(((performance.now() - t0) * 1000) / calls),
+    }),
+  );
+} finally {
+  await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(db);
+  await db.destroy();
+}

@@ -80,7 +80,8 @@ export interface DbOptions extends PgTimeouts {
  * Why: with a plan made for every execution (the default above), planning was the largest part of
  * Postgres's CPU for a call: each group statement joins several CTEs, and was planned anew per group
  * (docs/benchmarks.md, "Plans made once": 234 → 156 µs of the backend's CPU per call for the inline
- * path's two statements in groups of 16, `bench/hot-statements-cpu.ts`, and 0.40 → 0.23 ms of Postgres CPU per call in the bench).
+ * path's two statements in groups of 16, `bench/hot-statements-cpu.ts`; 0.40 → 0.23 ms of Postgres CPU
+ * per call in the bench).
  * Why it is safe for these statements and not for every one: each of them reads rows only by the key it
  * was given (a run's primary key, a step's `(run_id, step_idx)`), which an index answers at any size; the
  * danger of a cached generic plan is a sequential scan chosen while a table was small (or never analysed)

@@ -31,25 +31,20 @@ export async function intendedStep(
   await createRun(env.db, { runId, tenantId: 'acme', metadata: {} });
   const args = opts.args ?? { orderId: runId };
   const stepIdx = opts.stepIdx ?? 0;
-  return env.db.transaction().execute((trx) =>
-    recordIntent(trx, {
-      runId,
-      stepIdx,
-      tenantId: 'acme',
-      tool: 'create_ticket',
-      toolClass: 'compensatable',
-      toolVersion: 1,
-      idempotencyKey: stepKey(runId, stepIdx, 'create_ticket'),
-      args,
-      payloadHash: payloadHash('create_ticket', args),
-      compensation: null,
-      correction: null,
-      audience: [...(opts.audience ?? [])],
-      dependsOn: null,
-      status: opts.status ?? StepStatus.INTENDED,
-      schema: env.schema,
-    }),
-  );
+  // The fields an intake writes for the step: newIntent's, without what only the grouped form takes.
+  const {
+    operation: _operation,
+    claim: _claim,
+    ...fields
+  } = newIntent(runId, stepIdx, {
+    args,
+    audience: [...(opts.audience ?? [])],
+  });
+  return env.db
+    .transaction()
+    .execute((trx) =>
+      recordIntent(trx, { ...fields, status: opts.status ?? StepStatus.INTENDED, schema: env.schema }),
+    );
 }
 
 /** The step a key names, by its primary key (claims find a step by run and index; the key is a guard). */

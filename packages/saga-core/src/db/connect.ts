@@ -73,9 +73,9 @@ export interface DbOptions extends PgTimeouts {
 }
 
 /**
- * The settings of a pool that runs only the grouped hot statements (the intake, claim, outcome and
- * delivered-mark groups: `createStatementGroup`): a cached generic plan for each named statement, made
- * once per connection, and no sequential scan in it.
+ * The settings of a pool that runs only the grouped hot statements (`createStatementGroup`: the intake,
+ * claim, outcome and delivered-mark groups, and the compensator's): a cached generic plan for each named
+ * statement, made once per connection, and no sequential scan in it.
  *
  * Why: with a plan made for every execution (the default above), planning was the largest part of
  * Postgres's CPU for a call: each group statement joins several CTEs, and was planned anew per group
@@ -86,8 +86,8 @@ export interface DbOptions extends PgTimeouts {
  * was given (a run's primary key, a step's `(run_id, step_idx)`), which an index answers at any size; the
  * danger of a cached generic plan is a sequential scan chosen while a table was small (or never analysed)
  * and kept while it grows, and `enable_seqscan = off` leaves the planner the index paths only, whatever
- * the statistics say when the plan is made. `test/grouped-statement-plans.test.ts` reads the plans of
- * every grouped statement, made on an empty schema and on a loaded one, and fails on a sequential scan or
+ * the statistics say when the plan is made. `grouped-statement-plans.test.ts` (core's and the
+ * compensator's) reads the plans of every grouped statement, made on an empty schema and on a loaded one, and fails on a sequential scan or
  * an index scan without a key condition. A statement whose plan cannot be index-only does not belong on
  * this pool.
  */

@@ -321,8 +321,17 @@ describe('the MCP gateway in front of the harness', () => {
 
     const second = await connect();
     const { answers } = await callUntilSettled(second, CHARGE, { runId });
+    // The settling call may be the re-send under the same key (Stripe dedupes by key, so a lookup that does
+    // not see the charge yet sends it again: `replayed: false`) or a read of the log; once more, the log.
     const settled = answers.at(-1)!;
-    expect(settled.structuredContent).toMatchObject({ status: 'CONFIRMED', stepIdx: 0, replayed: true });
+    expect(settled.structuredContent).toMatchObject({ status: 'CONFIRMED', stepIdx: 0 });
+    const again = await call(second, CHARGE, { runId });
+    expect(again.structuredContent).toMatchObject({
+      status: 'CONFIRMED',
+      stepIdx: 0,
+      replayed: true,
+      externalRef: settled.structuredContent!.externalRef,
+    });
     const { run, ledger } = await ledgerOf(runId);
     expect(run.steps.map((s) => s.stepIdx)).toEqual([0]);
     expect(metaOf(settled)).toMatchObject({
@@ -330,6 +339,7 @@ describe('the MCP gateway in front of the harness', () => {
       'agent-saga/idempotencyKey': run.steps[0]!.idempotencyKey,
     });
     expect(ledger.charges).toHaveLength(1);
+    expect(ledger.charges[0]!.id).toBe(settled.structuredContent!.externalRef);
   }, 60_000);
 
   it('serves a local client over stdio; another process naming a run lands on its step', async () => {

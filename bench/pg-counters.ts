@@ -87,6 +87,8 @@ export interface PgDelta {
   readonly writeXacts: number;
   /** WAL bytes by insert position, exact. */
   readonly walBytesLsn: number;
+  /** The insert positions at both ends, for reading the window's records (`pg_walinspect`). */
+  readonly walLsnRange: readonly [from: string, to: string];
   /** WAL bytes by `pg_stat_wal` (subject to the flush delay). */
   readonly walBytesStat: number;
   readonly walRecords: number;
@@ -108,6 +110,7 @@ export function pgDelta(before: PgCounters, after: PgCounters): PgDelta {
     xactRollback: after.xactRollback - before.xactRollback,
     writeXacts: after.nextXid - before.nextXid,
     walBytesLsn: lsnToBytes(after.walLsn) - lsnToBytes(before.walLsn),
+    walLsnRange: [before.walLsn, after.walLsn],
     walBytesStat: after.walBytes - before.walBytes,
     walRecords: after.walRecords - before.walRecords,
     walFpi: after.walFpi - before.walFpi,

@@ -167,6 +167,41 @@ describe('recordNewIntents (the grouped intake)', () => {
     expect((await written('ni-two-groups')).steps).toHaveLength(1);
   });
 
+  it('answers every item of a group null when another statement wrote one of its steps while it waited', async () => {
+    // Both statements take their snapshots while a transaction holds the run: the one that gets the lock
+    // second cannot see the step the first committed, and the primary key refuses its row. Nothing of its
+    // group is written (its other step too), and each item is answered null: the intake transaction decides.
+    await newRun('ni-same-step');
+    await newRun('ni-same-step-other');
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = env.db.transaction().execute(async (trx) => {
+      await sql`SELECT 1 FROM runs WHERE run_id = 'ni-same-step' FOR UPDATE`.execute(trx);
+      locked();
+      await released;
+    });
+    await isLocked;
+    const first = recordNewIntents(env.db, [intent('ni-same-step', 0, { orderId: 'first' })], GRACE_MS);
+    const second = recordNewIntents(
+      env.db,
+      [intent('ni-same-step-other', 0), intent('ni-same-step', 0, { orderId: 'second' })],
+      GRACE_MS,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await holder;
+    const [one, two] = [await first, await second];
+    expect(one.map((r) => r?.args ?? null)).toEqual([{ orderId: 'first' }]);
+    expect(two).toEqual([null, null]);
+    const w = await written('ni-same-step');
+    expect(w.steps.map((s) => s.args)).toEqual([{ orderId: 'first' }]);
+    expect(w.events).toHaveLength(1);
+    expect(w.outbox).toHaveLength(1);
+    expect(await written('ni-same-step-other')).toEqual({ steps: [], events: [], outbox: [] });
+  });
+
   it('waits for a transaction holding the run, and writes nothing once it committed an unwind', async () => {
     await newRun('ni-race-commit');
     await newRun('ni-race-rollback');

@@ -88,8 +88,13 @@ const ITEM_OPERATION: OperationSql = {
  *   a status condition in the locking scan would let the planner read every open run through `runs_open`
  *   instead (measured: 1,453 open runs read to lock 3);
  * - no step of the run below `stepIdx` is UNKNOWN;
- * - no row is at `stepIdx` (`ON CONFLICT DO NOTHING`: an intake of the same step that committed while this
- *   statement waited for the run lock makes this one write nothing, so the step is never written twice);
+ * - no row is at `stepIdx`, as this statement's snapshot sees it (a plain INSERT, not `ON CONFLICT DO
+ *   NOTHING`: the speculative insertion costs a WAL record per step, its HEAP_CONFIRM, and Postgres's work
+ *   to make and confirm it). An intake of the same step that committed while this statement waited for the
+ *   run lock is not in that snapshot: the primary key refuses the second row (23505), the whole statement
+ *   writes nothing, and every item is answered null, so each takes the intake transaction, which reads the
+ *   step under the run lock. That race needs a client's retry of a step racing its first call (a lost
+ *   answer's re-issue, each in a different group), and costs that group one round trip;
  * - unless `operation` is null (a repeatable tool), no step of the run is a duplicate of it
  *   (the same tool and identity values, a status that may have taken effect), and no other
  *   item of this group for the same run is the same operation (both write nothing; the intake transaction
@@ -179,7 +184,7 @@ export async function recordNewIntents(
                   AND NOT EXISTS (SELECT 1 FROM i j
                                    WHERE j.run_id = run.run_id AND j.step_idx <> i.step_idx
                                      AND ${sameOperation('j', ITEM_OPERATION)})))
-      ON CONFLICT (run_id, step_idx) DO NOTHING
+         AND NOT EXISTS (SELECT 1 FROM saga_log t WHERE t.run_id = i.run_id AND t.step_idx = i.step_idx)
       RETURNING *
     ),
     ev AS (
@@ -206,7 +211,20 @@ export async function recordNewIntents(
         FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
        WHERE i.claim_owner IS NULL
     )
-    SELECT * FROM step`.execute(db);
+    SELECT * FROM step`
+    .execute(db)
+    .catch((err: unknown) => {
+      if (isStepTaken(err)) return null;
+      throw err;
+    });
+  // A step committed by another intake while this statement waited for its run: nothing was written.
+  if (r === null) return items.map(() => null);
   const written = new Map(r.rows.map((row) => [slot({ runId: row.run_id, stepIdx: row.step_idx }), row]));
   return items.map((i) => (firsts.get(slot(i)) === i ? (written.get(slot(i)) ?? null) : null));
+}
+
+/** The primary key of `saga_log` refused a row: another statement wrote that step first (see above). */
+function isStepTaken(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === 'saga_log_pkey';
 }

@@ -192,14 +192,18 @@ describe('recordNewIntents (the grouped intake)', () => {
     await new Promise((r) => setTimeout(r, 300));
     release();
     await holder;
+    // Which statement gets the lock first is the lock queue's choice; exactly one group writes.
     const [one, two] = [await first, await second];
-    expect(one.map((r) => r?.args ?? null)).toEqual([{ orderId: 'first' }]);
-    expect(two).toEqual([null, null]);
+    const firstWon = one[0] !== null;
+    const [won, lost] = firstWon ? [one, two] : [two, one];
+    expect(won.every((r) => r !== null)).toBe(true);
+    expect(lost.every((r) => r === null)).toBe(true);
     const w = await written('ni-same-step');
-    expect(w.steps.map((s) => s.args)).toEqual([{ orderId: 'first' }]);
+    expect(w.steps.map((s) => s.args)).toEqual([{ orderId: firstWon ? 'first' : 'second' }]);
     expect(w.events).toHaveLength(1);
     expect(w.outbox).toHaveLength(1);
-    expect(await written('ni-same-step-other')).toEqual({ steps: [], events: [], outbox: [] });
+    // The refused group's other step was not written either: the statement is all or nothing.
+    expect((await written('ni-same-step-other')).steps).toHaveLength(firstWon ? 0 : 1);
   });
 
   it('waits for a transaction holding the run, and writes nothing once it committed an unwind', async () => {

@@ -18,6 +18,7 @@ import * as m0017 from './0017_token_lifecycle.js';
 import * as m0018 from './0018_tenant_policy_floors.js';
 import * as m0019 from './0019_trace_context.js';
 import * as m0020 from './0020_duplicate_check_plan.js';
+import * as m0021 from './0021_saga_log_column_order.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -45,6 +46,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0018_tenant_policy_floors': m0018,
   '0019_trace_context': m0019,
   '0020_duplicate_check_plan': m0020,
+  '0021_saga_log_column_order': m0021,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

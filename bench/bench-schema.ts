@@ -20,20 +20,47 @@ export interface BenchSchema {
 
 export async function createBenchSchema(config: BenchConfig): Promise<BenchSchema> {
   const stamp = `${Date.now()}`;
-  const schema = `bench_${stamp}`;
-  const db = createDb({ url: config.DATABASE_URL, schema, poolSize: 4, applicationName: 'agent-saga-bench' });
-  await migrateToLatest(db, schema);
+  const migrated = await createMigratedSchema(config.DATABASE_URL, `bench_${stamp}`, {
+    poolSize: 4,
+    applicationName: 'agent-saga-bench',
+  });
+  const { schema, db } = migrated;
   const token = await createApiToken(db, { tenantId: BENCH_TENANT, role: 'agent', label: 'bench' });
-  return {
-    schema,
-    queuePrefix: `bench-${stamp}`,
-    db,
-    token,
-    async drop() {
+  return { schema, queuePrefix: `bench-${stamp}`, db, token, drop: () => migrated.drop() };
+}
+
+/** A fresh schema migrated to the latest version and a pool on it; `drop()` removes the schema, closes the pool. */
+export interface MigratedSchema {
+  readonly schema: string;
+  readonly db: SagaDb;
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates `schema` with core's migrations (`migrateToLatest`) and a pool whose search_path is that schema.
+ * If the migration fails, the schema is dropped again before the error is thrown.
+ */
+export async function createMigratedSchema(
+  url: string,
+  schema: string,
+  pool: { readonly poolSize: number; readonly applicationName: string },
+): Promise<MigratedSchema> {
+  const db = createDb({ url, schema, ...pool });
+  const drop = async () => {
+    try {
       await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db);
+    } finally {
       await db.destroy();
-    },
+    }
   };
+  try {
+    await migrateToLatest(db, schema);
+  } catch (err) {
+    // The migration's error is the one to report; a failed drop of the half-made schema would hide it.
+    await drop().catch(() => {});
+    throw err;
+  }
+  return { schema, db, drop };
 }
 
 /**

@@ -13,7 +13,8 @@
  *  6. baseline: a BullMQ worker process doing one INSERT per job, same concurrency and duration;
  *  7. peers (bench/peers/): DBOS, Restate, graphile-worker, pg-boss, BullMQ drains, one after another,
  *     each measured with the same counters, each in its own schema;
- *  8. sweep cost: the periodic queries timed with a small and a large saga log;
+ *  8. sweep cost: the periodic queries timed with a small and a large saga log, each in a schema of its
+ *     own (`<schema>_small`, `<schema>_large`, dropped after it), interleaved;
  *  9. the side-by-side table and the rest of the report on stdout and in bench/results/latest.json; the
  *     schemas and Redis keys are removed.
  *
@@ -172,8 +173,7 @@ async function main(config: BenchConfig): Promise<BenchResult> {
 
     say(`sweep cost: loading settled steps (${config.BENCH_SCALE_SMALL} and ${config.BENCH_SCALE_LARGE})`);
     const sweepCost = await measureSweepCost(
-      db,
-      schema,
+      { db, schema, url: config.DATABASE_URL },
       {
         small: config.BENCH_SCALE_SMALL,
         large: config.BENCH_SCALE_LARGE,

@@ -1,17 +1,29 @@
 /**
  * The sweep-cost phase: does every periodic query cost the same with a small and a large saga log?
  *
- * Settled steps (CONFIRMED, in COMPLETED runs) are bulk-loaded with `generate_series`, copied column by
- * column from a real CONFIRMED row of the sustained phase (so every column, present or added by a later
- * migration, holds what the product writes), plus {@link STUCK_STEPS} UNKNOWN steps for the sweeps to find.
- * At each size, after VACUUM (ANALYZE) of the log's tables, each periodic query runs BENCH_SCALE_REPEATS times and its median is kept:
+ * Both sizes are held at once, each in a fresh schema of its own (`<bench>_small` and `<bench>_large`,
+ * migrated as the bench schema is, dropped at the end, also on error), and timed interleaved. Why: the
+ * queries take a fraction of a millisecond, and a shared machine drifts by more than the target's ±20 %
+ * within a minute. Timing one size and then the other (the method until 2026-12-04, one schema grown from
+ * the small size to the large one between the two timings) read that drift as growth: in one full run every
+ * query, a one-counter gauge read included, came out 31 – 47 % slower at 10⁶ only because the machine had
+ * slowed meanwhile. Interleaved, each query's two timings are taken next to each other, so the drift falls
+ * on both sizes alike and cancels in the ratio.
+ *
+ * Each schema holds exactly: settled steps (CONFIRMED, in COMPLETED runs, {@link STEPS_PER_RUN} a run)
+ * bulk-loaded with `generate_series`, copied column by column from one real CONFIRMED row of the sustained
+ * phase and its run, read from the bench schema (so every column, present or added by a later migration,
+ * holds what the product writes), plus {@link STUCK_STEPS} UNKNOWN steps for the sweeps to find. Nothing of
+ * the sustained phase's own rows (steps, outbox rows, events) is in either, so both start from the same empty
+ * tables. Both are vacuumed and analyzed, then one CHECKPOINT; then every query runs on both sizes in each
+ * round, after warm-up rounds, BENCH_SCALE_REPEATS rounds, and its median at each size is kept:
  * the reconciler's claim (in a transaction that is rolled back, so every repetition claims the same
  * rows), its scans, core's republish of unclaimed intents, and each saga-log gauge group as a scrape reads
  * it (core's own collector on a registry of its own, timed by its `saga_log_gauge_read_duration_seconds`).
- * The functions are the services' and core's own, imported read-only.
+ * The functions are the services' and core's own, imported read-only, each size through a pool of its own.
  */
 import { Registry } from 'prom-client';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import {
   registerSagaLogGauges,
   republishUnclaimedIntents,
@@ -25,6 +37,7 @@ import {
   findStuckRuns,
   findUnknownSteps,
 } from '@agent-saga/reconciler';
+import { createMigratedSchema, type MigratedSchema } from './bench-schema.js';
 
 /** Why 5: "a sweep of a few stuck ones" (the issue); the claim returns them every repetition. */
 const STUCK_STEPS = 5;
@@ -86,35 +99,47 @@ function periodicQueries(db: SagaDb, schema: string): Timed {
   return queries;
 }
 
-/**
- * Median ms of each query; a gauge group reports its own read duration (the scrape's other work excluded).
- * Every query runs in each round (rounds, not one query's repetitions back to back), after three warm-up
- * rounds: sub-millisecond timings drift with what the machine did just before (a backend woken from idle,
- * the bulk load that precedes the large size), and rounds spread that drift over every query alike.
- */
-async function timeAll(queries: Timed, repeats: number): Promise<Record<string, number>> {
-  const entries = Object.entries(queries);
-  const samples = new Map<string, number[]>(entries.map(([name]) => [name, []]));
-  // Why 3: one round warmed plans and buffers but the first timed rounds still read slower.
-  for (let w = 0; w < 3; w++) for (const [, q] of entries) await q();
-  for (let i = 0; i < repeats; i++)
-    for (const [name, q] of entries) {
-      const t0 = performance.now();
-      const reported = await q();
-      const wall = performance.now() - t0;
-      samples
-        .get(name)!
-        .push(name.startsWith('gauge read:') && typeof reported === 'number' ? reported : wall);
-    }
-  const out: Record<string, number> = {};
-  for (const [name, s] of samples) {
-    s.sort((a, b) => a - b);
-    out[name] = s[Math.floor(s.length / 2)]!;
-  }
-  return out;
+/** Why 3: one round warmed plans and buffers but the first timed rounds still read slower. */
+const WARMUP_ROUNDS = 3;
+
+/** One timing of `q`: its wall time, or for a gauge group the read duration it reports itself. */
+async function timeOnce(name: string, q: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  const reported = await q();
+  const wall = performance.now() - t0;
+  return name.startsWith('gauge read:') && typeof reported === 'number' ? reported : wall;
 }
 
-/** The SELECT list that copies `template` (alias t) with some columns replaced. */
+/**
+ * Median ms of each query at each size (`sets`: the same queries, one set per size), timed interleaved:
+ * in each round every query runs on every size, its timings next to each other, and the order of the sizes
+ * alternates from round to round (ABBA), so neither size always runs first (on a backend just woken, or
+ * with the other size's buffers just read). Why interleaved: the machine drifts, and drift between two
+ * timings taken apart reads as a ratio; taken together, both sizes share it. Every query runs in each round
+ * (rounds, not one query's repetitions back to back), after {@link WARMUP_ROUNDS} warm-up rounds on every
+ * size. A gauge group reports its own read duration (the scrape's other work excluded).
+ */
+async function timeInterleaved(sets: readonly Timed[], repeats: number): Promise<Record<string, number>[]> {
+  const names = Object.keys(sets[0] ?? {});
+  const sizes = sets.map((queries) => ({ queries, samples: new Map(names.map((n) => [n, [] as number[]])) }));
+  for (let w = 0; w < WARMUP_ROUNDS; w++)
+    for (const name of names) for (const { queries } of sizes) await queries[name]!();
+  for (let i = 0; i < repeats; i++) {
+    const order = i % 2 === 0 ? sizes : [...sizes].reverse();
+    for (const name of names)
+      for (const { queries, samples } of order) samples.get(name)!.push(await timeOnce(name, queries[name]!));
+  }
+  return sizes.map(({ samples }) => {
+    const out: Record<string, number> = {};
+    for (const [name, s] of samples) {
+      s.sort((a, b) => a - b);
+      out[name] = s[Math.floor(s.length / 2)]!;
+    }
+    return out;
+  });
+}
+
+/** The SELECT list that copies the template (alias t) into `schema`.`table`, with some columns replaced. */
 async function copyList(
   db: SagaDb,
   schema: string,
@@ -127,8 +152,39 @@ async function copyList(
   return cols.rows.map((c) => replace[c.column_name] ?? `t."${c.column_name}"`).join(', ');
 }
 
-/** Adds settled steps numbered [from, to) in runs `scale-<n>`, copied from a CONFIRMED template row. */
-async function loadSettled(db: SagaDb, schema: string, from: number, to: number): Promise<void> {
+/** The real CONFIRMED step (and its run) every loaded row is copied from, in the bench schema. */
+interface Template {
+  readonly schema: string;
+  readonly runId: string;
+  readonly stepIdx: number;
+}
+
+/** One CONFIRMED step of the sustained phase, the same for both sizes (the first by key, not any). */
+async function findTemplate(db: SagaDb, schema: string): Promise<Template> {
+  const found = await sql<{ run_id: string; step_idx: number }>`
+    SELECT run_id, step_idx FROM ${sql.id(schema, 'saga_log')}
+     WHERE status = 'CONFIRMED' ORDER BY run_id, step_idx LIMIT 1`.execute(db);
+  const row = found.rows[0];
+  if (!row) throw new Error(`no CONFIRMED step in ${schema} to copy the settled steps from`);
+  return { schema, runId: row.run_id, stepIdx: row.step_idx };
+}
+
+/** The template's run (alias t), read from the bench schema. */
+const templateRun = (from: Template): RawBuilder<unknown> =>
+  sql`(SELECT * FROM ${sql.id(from.schema, 'runs')} WHERE run_id = ${from.runId}) t`;
+/** The template's step (alias t), read from the bench schema. */
+const templateStep = (from: Template): RawBuilder<unknown> =>
+  sql`(SELECT * FROM ${sql.id(from.schema, 'saga_log')}
+        WHERE run_id = ${from.runId} AND step_idx = ${from.stepIdx}) t`;
+
+/** Adds settled steps numbered [from, to) in runs `scale-<n>` to `into`, copied from the template. */
+async function loadSettled(
+  into: MigratedSchema,
+  template: Template,
+  from: number,
+  to: number,
+): Promise<void> {
+  const { db, schema } = into;
   const runCols = await copyList(db, schema, 'runs', {
     run_id: `'scale-' || g`,
     status: `'COMPLETED'`,
@@ -145,21 +201,19 @@ async function loadSettled(db: SagaDb, schema: string, from: number, to: number)
   const firstRun = Math.floor(from / STEPS_PER_RUN);
   const lastRun = Math.ceil(to / STEPS_PER_RUN);
   await sql`
-    INSERT INTO runs SELECT ${sql.raw(runCols)}
-      FROM (SELECT * FROM runs WHERE run_id = (SELECT run_id FROM saga_log WHERE status = 'CONFIRMED' LIMIT 1)) t,
-           generate_series(${firstRun}::int, ${lastRun - 1}::int) g
+    INSERT INTO ${sql.id(schema, 'runs')} SELECT ${sql.raw(runCols)}
+      FROM ${templateRun(template)}, generate_series(${firstRun}::int, ${lastRun - 1}::int) g
     ON CONFLICT DO NOTHING`.execute(db);
   await sql`
-    INSERT INTO saga_log SELECT ${sql.raw(stepCols)}
-      FROM (SELECT * FROM saga_log WHERE status = 'CONFIRMED' LIMIT 1) t,
-           generate_series(${from}::int, ${to - 1}::int) g`.execute(db);
+    INSERT INTO ${sql.id(schema, 'saga_log')} SELECT ${sql.raw(stepCols)}
+      FROM ${templateStep(template)}, generate_series(${from}::int, ${to - 1}::int) g`.execute(db);
 }
 
-/** The stuck steps every sweep must find: UNKNOWN, never reconciled, in an open run. */
-async function addStuck(db: SagaDb, schema: string): Promise<void> {
+/** The stuck steps every sweep must find in `into`: UNKNOWN, never reconciled, in an open run. */
+async function addStuck(into: MigratedSchema, template: Template): Promise<void> {
+  const { db, schema } = into;
   const runCols = await copyList(db, schema, 'runs', { run_id: `'stuck-run'`, status: `'RUNNING'` });
-  await sql`INSERT INTO runs SELECT ${sql.raw(runCols)}
-      FROM (SELECT * FROM runs WHERE run_id = (SELECT run_id FROM saga_log WHERE status = 'CONFIRMED' LIMIT 1)) t`.execute(
+  await sql`INSERT INTO ${sql.id(schema, 'runs')} SELECT ${sql.raw(runCols)} FROM ${templateRun(template)}`.execute(
     db,
   );
   const stepCols = await copyList(db, schema, 'saga_log', {
@@ -173,55 +227,92 @@ async function addStuck(db: SagaDb, schema: string): Promise<void> {
     reconcile_lease_until: 'NULL',
     reconcile_lease_owner: 'NULL',
   });
-  await sql`INSERT INTO saga_log SELECT ${sql.raw(stepCols)}
-      FROM (SELECT * FROM saga_log WHERE status = 'CONFIRMED' LIMIT 1) t, generate_series(0, ${STUCK_STEPS - 1}) g`.execute(
-    db,
-  );
+  await sql`INSERT INTO ${sql.id(schema, 'saga_log')} SELECT ${sql.raw(stepCols)}
+      FROM ${templateStep(template)}, generate_series(0, ${STUCK_STEPS - 1}) g`.execute(db);
+}
+
+/** In slices, so no single statement holds a huge transaction on the shared server. */
+const SLICE = 200_000;
+
+/** Fills `into` with `rows` settled steps and the stuck ones, all copied from the template. */
+async function loadLog(into: MigratedSchema, template: Template, rows: number): Promise<void> {
+  await addStuck(into, template);
+  for (let i = 0; i < rows; i += SLICE) await loadSettled(into, template, i, Math.min(rows, i + SLICE));
 }
 
 /**
- * Puts the log's tables in the same state before each size is timed: vacuumed (no dead row versions left by
- * the sustained phase or the load, no autovacuum still due to run on them while the queries are timed) and
- * analyzed. Why: with ANALYZE alone the small size was timed right after the sustained phase had churned
- * `outbox`, `saga_log` and `runs`, while autovacuum worked on them, and every query read slower at 10⁴ than
- * at 10⁶ (ratios 0.42 – 0.87), which says nothing about growth with the log.
+ * Puts a freshly loaded schema's tables in a settled state before the timing: vacuumed and analyzed. Why
+ * VACUUM and not ANALYZE alone: the loaded rows are not yet all-visible and carry no hint bits, so the
+ * first reads would set them (writing pages) and index-only scans would visit the heap, and autovacuum
+ * would come to the new tables while the queries are timed. Both sizes are settled the same way.
  */
 async function settleTables(db: SagaDb): Promise<void> {
   await sql`VACUUM (ANALYZE) runs, saga_log, step_events, outbox, compensations`.execute(db);
 }
 
+/**
+ * One CHECKPOINT after both loads, so a checkpoint the loads' WAL would trigger does not write during the
+ * timing. It needs superuser (or pg_checkpoint); without it, the timing goes on, said in the output.
+ */
+async function checkpoint(db: SagaDb, say: (line: string) => void): Promise<void> {
+  try {
+    await sql`CHECKPOINT`.execute(db);
+  } catch (err) {
+    say(
+      `sweep cost: CHECKPOINT failed (${err instanceof Error ? err.message : String(err)}); timing without it`,
+    );
+  }
+}
+
+/**
+ * Loads the small and the large log into two fresh schemas named after the bench schema, times every
+ * periodic query on both interleaved, and drops both schemas (also on error). `bench` is the bench schema
+ * (the template's source) and the database URL the two new pools connect to.
+ */
 export async function measureSweepCost(
-  db: SagaDb,
-  schema: string,
+  bench: { readonly db: SagaDb; readonly schema: string; readonly url: string },
   sizes: { small: number; large: number; repeats: number },
   say: (line: string) => void,
 ): Promise<SweepCost> {
-  const queries = periodicQueries(db, schema);
-  await addStuck(db, schema);
-  const t0 = performance.now();
-  await loadSettled(db, schema, 0, sizes.small);
-  let loadSeconds = (performance.now() - t0) / 1000;
-  await settleTables(db);
-  say(`sweep cost at ${sizes.small.toLocaleString('en-US')} settled steps`);
-  const small = await timeAll(queries, sizes.repeats);
-  const t1 = performance.now();
-  // In slices, so no single statement holds a huge transaction on the shared server.
-  const SLICE = 200_000;
-  for (let i = sizes.small; i < sizes.large; i += SLICE)
-    await loadSettled(db, schema, i, Math.min(sizes.large, i + SLICE));
-  loadSeconds += (performance.now() - t1) / 1000;
-  await settleTables(db);
-  say(`sweep cost at ${sizes.large.toLocaleString('en-US')} settled steps`);
-  const large = await timeAll(queries, sizes.repeats);
-  return {
-    smallRows: sizes.small,
-    largeRows: sizes.large,
-    loadSeconds,
-    rows: Object.keys(queries).map((q) => ({
-      query: q,
-      smallMs: small[q]!,
-      largeMs: large[q]!,
-      ratio: large[q]! / small[q]!,
-    })),
-  };
+  const made: MigratedSchema[] = [];
+  try {
+    const template = await findTemplate(bench.db, bench.schema);
+    for (const size of ['small', 'large'] as const)
+      made.push(
+        await createMigratedSchema(bench.url, `${bench.schema}_${size}`, {
+          poolSize: 2,
+          applicationName: `agent-saga-bench-sweep-${size}`,
+        }),
+      );
+    const [small, large] = made as [MigratedSchema, MigratedSchema];
+    const t0 = performance.now();
+    await loadLog(small, template, sizes.small);
+    await loadLog(large, template, sizes.large);
+    const loadSeconds = (performance.now() - t0) / 1000;
+    await settleTables(small.db);
+    await settleTables(large.db);
+    await checkpoint(bench.db, say);
+    say(
+      `sweep cost at ${sizes.small.toLocaleString('en-US')} and ${sizes.large.toLocaleString('en-US')} settled steps, interleaved`,
+    );
+    const queries = periodicQueries(small.db, small.schema);
+    const [smallMs, largeMs] = (await timeInterleaved(
+      [queries, periodicQueries(large.db, large.schema)],
+      sizes.repeats,
+    )) as [Record<string, number>, Record<string, number>];
+    return {
+      smallRows: sizes.small,
+      largeRows: sizes.large,
+      loadSeconds,
+      rows: Object.keys(queries).map((q) => ({
+        query: q,
+        smallMs: smallMs[q]!,
+        largeMs: largeMs[q]!,
+        ratio: largeMs[q]! / smallMs[q]!,
+      })),
+    };
+  } finally {
+    for (const s of made)
+      await s.drop().catch((err: unknown) => console.error(`sweep cost: dropping ${s.schema} failed:`, err));
+  }
 }

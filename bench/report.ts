@@ -84,7 +84,7 @@ export function formatReport(r: BenchResult): string {
   out.push(sideBySideTable(r));
   out.push(
     table(
-      `Sweep cost: median of each periodic query with ${int(r.sweepCost.smallRows)} and ${int(r.sweepCost.largeRows)} settled steps (target ratio 0.8 – 1.2)`,
+      `Sweep cost: median of each periodic query with ${int(r.sweepCost.smallRows)} and ${int(r.sweepCost.largeRows)} settled steps, interleaved; ratio: the median of the rounds' large/small (target 0.8 – 1.2)`,
       ['query', int(r.sweepCost.smallRows), int(r.sweepCost.largeRows), 'ratio'],
       r.sweepCost.rows.map((q) => [q.query, ms(q.smallMs), ms(q.largeMs), num(q.ratio)]),
     ),

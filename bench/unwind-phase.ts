@@ -16,6 +16,7 @@ import { RunStatus, type SagaDb } from '@agent-saga/core';
 import type { SagaClient } from '@agent-saga/client';
 import type { BenchConfig } from './bench-config.js';
 import { createRuns } from './bench-schema.js';
+import { resolve } from 'node:path';
 import { startRole, waitUntil } from './child-process.js';
 import { NOOP_TOOLS } from './dispatcher-roles.js';
 
@@ -69,16 +70,23 @@ export async function measureUnwind(
   runs: number,
 ): Promise<UnwindResult> {
   const t0 = performance.now();
-  const compensator = startRole('compensator', 'compensator', {
-    DATABASE_URL: config.DATABASE_URL,
-    REDIS_URL: config.REDIS_URL,
-    SAGA_DB_SCHEMA: target.schema,
-    SAGA_QUEUE_PREFIX: target.queuePrefix,
-    SAGA_TOOLS: NOOP_TOOLS,
-    LOG_LEVEL: 'warn',
-    COMPENSATOR_CONCURRENCY: String(config.BENCH_UNWIND_CONCURRENCY),
-    DB_POOL_SIZE: String(config.DB_POOL_SIZE),
-  });
+  const compensator = startRole(
+    'compensator',
+    'compensator',
+    {
+      DATABASE_URL: config.DATABASE_URL,
+      REDIS_URL: config.REDIS_URL,
+      SAGA_DB_SCHEMA: target.schema,
+      SAGA_QUEUE_PREFIX: target.queuePrefix,
+      SAGA_TOOLS: NOOP_TOOLS,
+      LOG_LEVEL: 'warn',
+      COMPENSATOR_CONCURRENCY: String(config.BENCH_UNWIND_CONCURRENCY),
+      DB_POOL_SIZE: String(config.DB_POOL_SIZE),
+    },
+    config.BENCH_CPU_PROFILE_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${resolve(config.BENCH_CPU_PROFILE_DIR, 'compensator')}`]
+      : [],
+  );
   const open = async () =>
     Number(
       (

@@ -8,6 +8,7 @@ import type { SagaLogLatency } from './saga-log-latency.js';
 import type { SideBySideRow } from './side-by-side.js';
 import type { SweepCost } from './sweep-cost.js';
 import type { UnwindResult } from './unwind-phase.js';
+import type { WalByRelation } from './wal-by-relation.js';
 
 /** Everything one `pnpm bench` run measured; printed as a table and written as JSON. */
 export interface BenchResult {
@@ -37,6 +38,8 @@ export interface BenchResult {
     readonly cpu: CpuUsage;
     /** Each role's resident memory right after the window, and its peak (role-memory.ts). */
     readonly roleMemory: Readonly<Record<string, ProcessMemory>>;
+    /** The window's WAL by relation and record type, per call (null without pg_walinspect). */
+    readonly walByRelation: WalByRelation | null;
   };
   /** Bare BullMQ add-and-process with one INSERT per job, same concurrency and duration. */
   readonly baseline: {

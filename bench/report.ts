@@ -106,6 +106,7 @@ export function formatReport(r: BenchResult): string {
       Object.entries({ ...s.pg.rows, ...b.pg.rows }).map(([t, d]) => [t, num(d.ins), num(d.upd)]),
     ),
   );
+  out.push(walTable(r));
   out.push(cpuTable(r));
   out.push(memoryTable(r));
   out.push(
@@ -228,4 +229,35 @@ function sagaLogRows(l: BenchResult['unloaded']['sagaLog']): string[][] {
 export async function writeResultJson(path: string, r: BenchResult): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, `${JSON.stringify(r, null, 2)}\n`);
+}
+
+/** Where the sustained window's WAL went, per call (wal-by-relation.ts), or how to see it. */
+function walTable(r: BenchResult): string {
+  const w = r.sustained.walByRelation;
+  if (!w)
+    return '\nWAL by relation: not read (needs pg_walinspect in the bench database: CREATE EXTENSION pg_walinspect)';
+  // Why 12: the rows past it hold a few bytes per call between them.
+  const shown = w.rows.slice(0, 12);
+  const rest = w.rows.slice(12);
+  const rows = shown.map((x) => [
+    x.relation,
+    x.record,
+    num(x.recordsPerCall),
+    int(x.bytesPerCall),
+    int(x.avgBytes),
+  ]);
+  if (rest.length)
+    rows.push([
+      `(${rest.length} more)`,
+      '',
+      num(rest.reduce((s, x) => s + x.recordsPerCall, 0)),
+      int(rest.reduce((s, x) => s + x.bytesPerCall, 0)),
+      '',
+    ]);
+  rows.push(['every record, exact', '', num(w.recordsPerCall), int(w.bytesPerCall), '']);
+  return table(
+    `WAL per call of the sustained window by relation (pg_walinspect, ${int(w.calls)} calls)`,
+    ['relation', 'record', 'records', 'bytes', 'avg bytes'],
+    rows,
+  );
 }

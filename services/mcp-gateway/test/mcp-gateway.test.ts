@@ -369,8 +369,15 @@ describe('the MCP gateway in front of the harness', () => {
     expect((await ledgerOf(ownRun)).ledger.charges).toHaveLength(1);
 
     const { answers } = await callUntilSettled(client, CHARGE, { runId });
+    // Settled by the re-send under the same key (`replayed: false`) or read from the log; once more, the log.
     const settled = answers.at(-1)!;
-    expect(settled.structuredContent).toMatchObject({ status: 'CONFIRMED', stepIdx: 0, replayed: true });
+    expect(settled.structuredContent).toMatchObject({ status: 'CONFIRMED', stepIdx: 0 });
+    expect((await call(client, CHARGE, { runId })).structuredContent).toMatchObject({
+      status: 'CONFIRMED',
+      stepIdx: 0,
+      replayed: true,
+      externalRef: settled.structuredContent!.externalRef,
+    });
     const { run, ledger } = await ledgerOf(runId);
     expect(run.steps).toHaveLength(1);
     expect(metaOf(settled)).toMatchObject({

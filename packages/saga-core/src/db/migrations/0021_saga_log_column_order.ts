@@ -136,10 +136,7 @@ async function rebuildInOrder(db: Kysely<unknown>, order: readonly string[]): Pr
   for (const name of order)
     if (!byName.has(name)) throw new Error(`saga_log has no column ${name} to put in its place`);
   const named = new Set(order);
-  const ordered = [
-    ...order.map((n) => byName.get(n)!),
-    ...columns.rows.filter((c) => !named.has(c.name)),
-  ];
+  const ordered = [...order.map((n) => byName.get(n)!), ...columns.rows.filter((c) => !named.has(c.name))];
 
   const own = await sql<{ name: string; def: string; kind: string }>`
     SELECT conname AS name, pg_get_constraintdef(oid) AS def, contype AS kind
@@ -185,7 +182,9 @@ async function rebuildInOrder(db: Kysely<unknown>, order: readonly string[]): Pr
   for (const i of indexes.rows) await sql.raw(i.def).execute(db);
   for (const t of triggers.rows) await sql.raw(t.def).execute(db);
   for (const fk of inbound.rows)
-    await sql`ALTER TABLE ${sql.raw(fk.owner)} ADD CONSTRAINT ${sql.id(fk.name)} ${sql.raw(fk.def)}`.execute(db);
+    await sql`ALTER TABLE ${sql.raw(fk.owner)} ADD CONSTRAINT ${sql.id(fk.name)} ${sql.raw(fk.def)}`.execute(
+      db,
+    );
   // The copy's statistics, for the plans of a log that has rows. An empty log is left never analysed, as a
   // fresh one is: analysed, it would read as known to be empty, and plans made on it could scan it whole
   // (grouped-statement-plans.test.ts caught that).

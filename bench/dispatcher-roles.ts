@@ -25,6 +25,29 @@ export interface DispatcherRoles {
   stop(): Promise<{ role: string; code: number | null; signal: string | null; killed: boolean }[]>;
 }
 
+/** What every role the bench starts shares: the bench's schema, queue prefix and no-op tools, quiet logs. */
+export function benchRoleEnv(
+  config: BenchConfig,
+  target: { readonly schema: string; readonly queuePrefix: string },
+): Record<string, string> {
+  return {
+    DATABASE_URL: config.DATABASE_URL,
+    REDIS_URL: config.REDIS_URL,
+    SAGA_DB_SCHEMA: target.schema,
+    SAGA_QUEUE_PREFIX: target.queuePrefix,
+    SAGA_TOOLS: NOOP_TOOLS,
+    LOG_LEVEL: 'warn',
+    DB_POOL_SIZE: String(config.DB_POOL_SIZE),
+  };
+}
+
+/** `--cpu-prof` into `<BENCH_CPU_PROFILE_DIR>/<role>/` when profiles are asked for, else nothing. */
+export function cpuProfileArgs(config: BenchConfig, role: string): string[] {
+  return config.BENCH_CPU_PROFILE_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${resolve(config.BENCH_CPU_PROFILE_DIR, role)}`]
+    : [];
+}
+
 /** Starts api, relay and executor and waits until the API is ready and both workers serve /metrics. */
 export async function startDispatcherRoles(
   config: BenchConfig,
@@ -32,22 +55,13 @@ export async function startDispatcherRoles(
 ): Promise<DispatcherRoles> {
   const [apiPort, relayMetrics, executorMetrics] = await Promise.all([freePort(), freePort(), freePort()]);
   const env = {
-    DATABASE_URL: config.DATABASE_URL,
-    REDIS_URL: config.REDIS_URL,
-    SAGA_DB_SCHEMA: target.schema,
-    SAGA_QUEUE_PREFIX: target.queuePrefix,
-    SAGA_TOOLS: NOOP_TOOLS,
-    LOG_LEVEL: 'warn',
+    ...benchRoleEnv(config, target),
     // The bench drives one token past the default per-token limit (1,000 requests/s) on purpose.
     SAGA_RATE_LIMIT_PER_MINUTE: '0',
     EXECUTOR_CONCURRENCY: String(config.EXECUTOR_CONCURRENCY),
-    DB_POOL_SIZE: String(config.DB_POOL_SIZE),
     SAGA_EXECUTE_INLINE: config.BENCH_EXECUTE_INLINE,
   };
-  const profile = (role: string) =>
-    config.BENCH_CPU_PROFILE_DIR
-      ? ['--cpu-prof', `--cpu-prof-dir=${resolve(config.BENCH_CPU_PROFILE_DIR, role)}`]
-      : [];
+  const profile = (role: string) => cpuProfileArgs(config, role);
   const children = [
     startRole('dispatcher', 'api', { ...env, HOST: '127.0.0.1', PORT: String(apiPort) }, profile('api')),
     startRole('dispatcher', 'relay', { ...env, METRICS_PORT: String(relayMetrics) }, profile('relay')),

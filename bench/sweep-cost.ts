@@ -38,6 +38,7 @@ import {
   findUnknownSteps,
 } from '@agent-saga/reconciler';
 import { createMigratedSchema, type MigratedSchema } from './bench-schema.js';
+import { summarize } from './latency-summary.js';
 
 /** Why 5: "a sweep of a few stuck ones" (the issue); the claim returns them every repetition. */
 const STUCK_STEPS = 5;
@@ -140,11 +141,8 @@ async function timeInterleaved(sets: readonly Timed[], repeats: number): Promise
   return sizes.map(({ samples }) => samples);
 }
 
-function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
+/** The median as every phase of the bench gives it (latency-summary.ts: nearest rank, an observed value). */
+const median = (values: readonly number[]): number => summarize(values).p50;
 
 /** The SELECT list that copies the template (alias t) into `schema`.`table`, with some columns replaced. */
 async function copyList(

@@ -16,9 +16,8 @@ import { RunStatus, type SagaDb } from '@agent-saga/core';
 import type { SagaClient } from '@agent-saga/client';
 import type { BenchConfig } from './bench-config.js';
 import { createRuns } from './bench-schema.js';
-import { resolve } from 'node:path';
 import { startRole, waitUntil } from './child-process.js';
-import { NOOP_TOOLS } from './dispatcher-roles.js';
+import { benchRoleEnv, cpuProfileArgs } from './dispatcher-roles.js';
 
 export interface UnwindResult {
   readonly runs: number;
@@ -74,18 +73,10 @@ export async function measureUnwind(
     'compensator',
     'compensator',
     {
-      DATABASE_URL: config.DATABASE_URL,
-      REDIS_URL: config.REDIS_URL,
-      SAGA_DB_SCHEMA: target.schema,
-      SAGA_QUEUE_PREFIX: target.queuePrefix,
-      SAGA_TOOLS: NOOP_TOOLS,
-      LOG_LEVEL: 'warn',
+      ...benchRoleEnv(config, target),
       COMPENSATOR_CONCURRENCY: String(config.BENCH_UNWIND_CONCURRENCY),
-      DB_POOL_SIZE: String(config.DB_POOL_SIZE),
     },
-    config.BENCH_CPU_PROFILE_DIR
-      ? ['--cpu-prof', `--cpu-prof-dir=${resolve(config.BENCH_CPU_PROFILE_DIR, 'compensator')}`]
-      : [],
+    cpuProfileArgs(config, 'compensator'),
   );
   const open = async () =>
     Number(

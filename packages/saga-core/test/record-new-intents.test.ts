@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createRun, recordNewIntents, stepKey, type NewIntent } from '@agent-saga/core';
+import { createRun, recordNewIntents, stepKey, type NewIntent, type SagaTrx } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { newIntent } from './intended-step.js';
 
@@ -26,6 +26,35 @@ function intent(
 }
 
 const newRun = (runId: string, tenantId = 'acme') => createRun(env.db, { runId, tenantId, metadata: {} });
+
+/**
+ * A transaction that takes a run's row (`lock`) and holds it until `release()`, which ends it: committed,
+ * or rolled back when `end` says so. Resolves once the row is held.
+ */
+async function holdRun(lock: (trx: SagaTrx) => Promise<unknown>, end: 'commit' | 'rollback' = 'commit') {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const holder = env.db
+    .transaction()
+    .execute(async (trx) => {
+      await lock(trx);
+      locked();
+      await released;
+      if (end === 'rollback') throw new Error('rolled back');
+    })
+    .catch((err: unknown) => {
+      if (end !== 'rollback') throw err;
+    });
+  await Promise.race([isLocked, holder]);
+  return {
+    async release() {
+      release();
+      await holder;
+    },
+  };
+}
 
 async function written(runId: string) {
   const steps = await env.db.selectFrom('saga_log').selectAll().where('run_id', '=', runId).execute();
@@ -146,22 +175,14 @@ describe('recordNewIntents (the grouped intake)', () => {
     // Both statements start (and take their snapshots) while a transaction holds the run; the one that
     // gets the lock second must still see the first one's step, committed after its snapshot.
     await newRun('ni-two-groups');
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const holder = env.db.transaction().execute(async (trx) => {
-      await sql`SELECT 1 FROM runs WHERE run_id = 'ni-two-groups' FOR UPDATE`.execute(trx);
-      locked();
-      await released;
-    });
-    await isLocked;
+    const held = await holdRun((trx) =>
+      sql`SELECT 1 FROM runs WHERE run_id = 'ni-two-groups' FOR UPDATE`.execute(trx),
+    );
     const args = { orderId: 'o-1' };
     const first = recordNewIntents(env.db, [intent('ni-two-groups', 0, args)], GRACE_MS);
     const second = recordNewIntents(env.db, [intent('ni-two-groups', 1, args)], GRACE_MS);
     await new Promise((r) => setTimeout(r, 300));
-    release();
-    await holder;
+    await held.release();
     const rows = [...(await first), ...(await second)];
     expect(rows.filter((r) => r !== null)).toHaveLength(1);
     expect((await written('ni-two-groups')).steps).toHaveLength(1);
@@ -173,16 +194,9 @@ describe('recordNewIntents (the grouped intake)', () => {
     // group is written (its other step too), and each item is answered null: the intake transaction decides.
     await newRun('ni-same-step');
     await newRun('ni-same-step-other');
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const holder = env.db.transaction().execute(async (trx) => {
-      await sql`SELECT 1 FROM runs WHERE run_id = 'ni-same-step' FOR UPDATE`.execute(trx);
-      locked();
-      await released;
-    });
-    await isLocked;
+    const held = await holdRun((trx) =>
+      sql`SELECT 1 FROM runs WHERE run_id = 'ni-same-step' FOR UPDATE`.execute(trx),
+    );
     const first = recordNewIntents(env.db, [intent('ni-same-step', 0, { orderId: 'first' })], GRACE_MS);
     const second = recordNewIntents(
       env.db,
@@ -190,8 +204,7 @@ describe('recordNewIntents (the grouped intake)', () => {
       GRACE_MS,
     );
     await new Promise((r) => setTimeout(r, 300));
-    release();
-    await holder;
+    await held.release();
     // Which statement gets the lock first is the lock queue's choice; exactly one group writes.
     const [one, two] = [await first, await second];
     const firstWon = one[0] !== null;
@@ -213,26 +226,15 @@ describe('recordNewIntents (the grouped intake)', () => {
       ['ni-race-commit', 'commit'],
       ['ni-race-rollback', 'rollback'],
     ] as const) {
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const unwind = env.db
-        .transaction()
-        .execute(async (trx) => {
-          await sql`UPDATE runs SET status = 'COMPENSATING' WHERE run_id = ${runId}`.execute(trx);
-          locked();
-          await released;
-          if (outcome === 'rollback') throw new Error('rolled back');
-        })
-        .catch(() => undefined);
-      await isLocked;
+      const unwind = await holdRun(
+        (trx) => sql`UPDATE runs SET status = 'COMPENSATING' WHERE run_id = ${runId}`.execute(trx),
+        outcome,
+      );
       let settled = false;
       const intake = recordNewIntents(env.db, [intent(runId, 0)], GRACE_MS).finally(() => (settled = true));
       await new Promise((r) => setTimeout(r, 300));
       expect(settled).toBe(false); // it waits on the run's lock
-      release();
-      await unwind;
+      await unwind.release();
       const [row] = await intake;
       if (outcome === 'commit') {
         expect(row).toBeNull();

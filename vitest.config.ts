@@ -21,6 +21,8 @@ export default defineConfig({
       'test/**/*.test.ts',
     ],
     env,
+    // Builds once, then every role a test starts runs compiled (test/build-once.ts).
+    globalSetup: ['test/build-once.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SagaClient } from '@agent-saga/client';
+import { nodeArgsFor } from '@agent-saga/core';
 import type { RunningSandbox } from '@agent-saga/sandbox';
 import { SUPPORT_TASK } from './support-task.js';
 
@@ -276,14 +277,14 @@ async function report(
   return asExpected;
 }
 
-/** The example's child processes: each `node --import tsx <entry>` from the repository root. */
+/** The example's child processes, from the repository root: each `node --import tsx <entry>`, or compiled (`nodeArgsFor`). */
 function childProcesses() {
   const children: ChildProcess[] = [];
   const running = () => children.filter((c) => c.exitCode === null && c.signalCode === null);
   return {
     /** Starts `entry` with `env` on top of the example's environment; its stdout is dropped, its stderr shown. */
     start(entry: string, env: Readonly<Record<string, string>>): void {
-      const child = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
+      const child = spawn(process.execPath, nodeArgsFor(resolve(REPO_ROOT, entry)), {
         cwd: REPO_ROOT,
         stdio: ['ignore', 'ignore', 'inherit'],
         env: { ...process.env, ...env },

@@ -1,11 +1,13 @@
 /**
  * Process supervision for the demo: every role (sandbox, api, relay, executors, reconciler, compensator)
- * is its own child process, `node --import tsx <entry>`, as in production. The supervisor keeps each one's
+ * is its own child process, as in production (a role compiled when the run asks, `SAGA_ROLES_COMPILED`;
+ * else `node --import tsx <entry>`: core's `nodeArgsFor`). The supervisor keeps each one's
  * output (shown only when the story fails), knows which exits it asked for, and stops everything — SIGTERM,
  * then SIGKILL after a grace period — however the demo ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { nodeArgsFor } from '@agent-saga/core';
 import { REPO_ROOT } from './demo-config.js';
 
 export interface ExitStatus {
@@ -45,7 +47,7 @@ export class ProcessSupervisor {
 
   /** Starts `entry` (relative to the repository root) with the supervisor's environment plus `env`. */
   start(name: string, entry: string, env: Readonly<Record<string, string>>): SupervisedProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
+    const child = spawn(process.execPath, nodeArgsFor(resolve(REPO_ROOT, entry)), {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

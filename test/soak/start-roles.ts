@@ -1,6 +1,8 @@
 /**
  * Every process of the soak, supervised: the sandbox and each role of the harness (api, relay, two
- * executors, reconciler, compensator), each `node --import tsx <entry>` as in production.
+ * executors, reconciler, compensator), each its own process, compiled with production's flags when the
+ * run asks (`SAGA_ROLES_COMPILED=true`, which `pnpm soak`, `pnpm simulate` and the test run set after
+ * building; core's `nodeArgsFor`), else `node --import tsx <entry>`.
  *
  * The supervisor knows which exits it caused. `kill()` SIGKILLs a role and starts it again, as a
  * restart policy would; any other exit is the role's own, recorded with its pid, exit code or signal, the
@@ -13,6 +15,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { nodeArgsFor } from '@agent-saga/core';
 import { sleep } from './seeded-random.js';
 
 export const ROLES = ['api', 'relay', 'executor#1', 'executor#2', 'reconciler', 'compensator'] as const;
@@ -132,7 +135,7 @@ export class RoleSupervisor {
   #spawn(name: ProcessName): void {
     const env = this.#env.get(name);
     if (!env) throw new Error(`${name} was never started`);
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(this.#repoRoot, ENTRY[name])], {
+    const child = spawn(process.execPath, nodeArgsFor(resolve(this.#repoRoot, ENTRY[name])), {
       cwd: this.#repoRoot,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,8 +1,16 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { nodeArgsFor, rolesCompiled } from '@agent-saga/core';
 
 /** The real `agent-saga` executable, as a deployment runs it. */
 export const BIN = fileURLToPath(new URL('../bin/agent-saga.mjs', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+
+/**
+ * The command as `node` runs it: compiled when the test run built it (`SAGA_ROLES_COMPILED`, core's
+ * `nodeArgsFor`), else the executable, which loads the sources through tsx.
+ */
+const command = (): string[] => (rolesCompiled() ? nodeArgsFor(MAIN) : [BIN]);
 
 export interface CliRun {
   readonly code: number | null;
@@ -18,7 +26,7 @@ export interface CliRun {
  */
 export function runCli(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...command(), ...args], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

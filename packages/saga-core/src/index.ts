@@ -587,6 +587,7 @@ export { baseConfigSchema, parseConfig, envInt, type BaseConfig } from './proces
 export { CrashPoint, createCrashPoints } from './process/crash-point.js';
 export { drainOnSignal, exitOnStartFailure } from './process/drain-on-signal.js';
 export { ROLE_NODE_FLAGS } from './process/role-node-flags.js';
+export { nodeArgsFor, rolesCompiled } from './process/node-args-for.js';
 export {
   runRole,
   GROUP_POOL_SIZE,

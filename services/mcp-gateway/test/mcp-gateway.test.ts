@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createApiToken, freePort } from '@agent-saga/core';
+import { createApiToken, freePort, nodeArgsFor } from '@agent-saga/core';
 import { startMcpDesk } from '@agent-saga/sandbox';
 import { writeDeskMapping } from '../../../test/fixtures/mcp-desk-mapping.js';
 import { CHARGE_AMOUNT, runLedger } from '../../../test/fixtures/support-flow.js';
@@ -48,7 +48,7 @@ interface GatewayProcess {
 /** Starts a gateway process on a free port (HTTP mode) with `extra` in its environment. */
 async function spawnGateway(extra: Record<string, string> = {}): Promise<GatewayProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN], {
+  const child = spawn(process.execPath, nodeArgsFor(BIN), {
     cwd: REPO_ROOT,
     env: gatewayEnv({ MCP_PORT: String(port), ...extra }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -355,7 +355,7 @@ describe('the MCP gateway in front of the harness', () => {
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: ['--import', 'tsx', BIN, '--stdio'],
+        args: [...nodeArgsFor(BIN), '--stdio'],
         cwd: REPO_ROOT,
         env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
         stderr: 'pipe',

@@ -1,6 +1,5 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { SagaDefinitionError } from '../errors/errors.js';
+import { importModuleFile } from '../tools/import-module-file.js';
 import { loadToolRegistry } from '../tools/load-tools.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ToolModuleLookup, ToolModuleLookups } from './saga-invariant.js';
@@ -23,11 +22,8 @@ export interface ToolModule {
  */
 export async function loadToolModule(modulePath: string): Promise<ToolModule> {
   const tools = await loadToolRegistry(modulePath);
-  // The same URL as loadToolRegistry's: the module is evaluated once, this reads its other exports.
-  const mod = (await import(pathToFileURL(resolve(modulePath)).href)) as {
-    definitions?: unknown;
-    lookups?: unknown;
-  };
+  // The same evaluation as loadToolRegistry's (importModuleFile loads a file once): its other exports.
+  const mod = await importModuleFile(modulePath, 'SAGA_TOOLS');
   if (mod.definitions !== undefined && !Array.isArray(mod.definitions))
     throw new SagaDefinitionError(
       '(module)',

@@ -1,6 +1,5 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ToolDefinitionError } from '../errors/errors.js';
+import { importModuleFile } from './import-module-file.js';
 import { createToolRegistry, type ToolRegistry } from './tool-registry.js';
 
 /**
@@ -8,7 +7,7 @@ import { createToolRegistry, type ToolRegistry } from './tool-registry.js';
  * The dispatcher and the executor load the same module, so both see the same definitions.
  */
 export async function loadToolRegistry(modulePath: string): Promise<ToolRegistry> {
-  const mod = (await import(pathToFileURL(resolve(modulePath)).href)) as { default?: unknown };
+  const mod = await importModuleFile(modulePath, 'SAGA_TOOLS');
   if (!Array.isArray(mod.default))
     throw new ToolDefinitionError(
       '(module)',

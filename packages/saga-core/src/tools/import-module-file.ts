@@ -1,0 +1,47 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ToolDefinitionError } from '../errors/errors.js';
+
+const TYPESCRIPT = /\.[cm]?ts$/;
+/** An optional dependency, named through a variable so that nothing requires it to build. */
+const TSX_API = 'tsx/esm/api';
+const loaded = new Map<string, Promise<Record<string, unknown>>>();
+
+/**
+ * Imports the module file a setting names (`SAGA_TOOLS`), once per process: every caller gets the same
+ * evaluation, so a module's state (a sandbox client, a counter) exists once.
+ *
+ * A TypeScript module also loads in a compiled role (plain Node, which refuses `.ts`): then tsx is
+ * registered for what is imported from here on (the role's own modules are already loaded, so they keep
+ * their compiled instances and the tool module shares them: one `@agent-saga/core`, whose error classes
+ * the executor tells apart), at about 0.3 s of start-up. Without tsx installed the role stops, naming the
+ * setting: compile the module, or install tsx.
+ */
+export function importModuleFile(modulePath: string, setting: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(resolve(modulePath)).href;
+  let module = loaded.get(url);
+  if (!module) {
+    module = load(url, modulePath, setting);
+    loaded.set(url, module);
+  }
+  return module;
+}
+
+async function load(url: string, modulePath: string, setting: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !TYPESCRIPT.test(modulePath))
+      throw err;
+  }
+  const tsx = (await import(TSX_API).catch(() => null)) as { register(): unknown } | null;
+  if (!tsx)
+    throw new ToolDefinitionError(
+      '(module)',
+      setting,
+      `${modulePath} is TypeScript and this process runs compiled JavaScript: compile it, or install tsx`,
+    );
+  tsx.register();
+  // A new URL: the module map keeps the failed load of the plain one.
+  return (await import(`${url}?typescript`)) as Record<string, unknown>;
+}

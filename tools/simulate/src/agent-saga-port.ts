@@ -217,7 +217,7 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
           });
           return;
         } catch (e) {
-          // Why 120 tries: an api restarted by a process fault boots (tsx) for several seconds on two cores.
+          // Why 120 tries: an api restarted by a process fault takes a few seconds to boot on two shared cores.
           if (i >= 120 || !(e instanceof ServiceUnavailableError)) throw e;
           await sleep(500);
         }

@@ -161,7 +161,7 @@ describe('pages of a run', () => {
         FROM saga_log s, generate_series(12, 1099) g
        WHERE s.run_id = ${RUN} AND s.step_idx = 0`.execute(h.env.db);
     await sql`
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail)
       SELECT run_id, g, kind, from_status, to_status, cause, detail
         FROM step_events e, generate_series(12, 1099) g
        WHERE e.run_id = ${RUN} AND e.step_idx = 0`.execute(h.env.db);

@@ -126,6 +126,24 @@ export interface SagaLogTable {
   span_id: ColumnType<Buffer | null, Buffer | null | undefined, never>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /**
+   * The call's standard events as data of the row (migration 0022; `steps/standard-events.ts` says which
+   * and how): its outcome's, its first attempt's and its intake's, each written once by the statement that
+   * makes it, null otherwise. Read them through the view `step_events`, not here.
+   */
+  outcome_event: JsonNullable<StoredStandardEvent>;
+  attempt_event: JsonNullable<StoredStandardEvent>;
+  intake_event: JsonNullable<StoredStandardEvent>;
+}
+
+/** A standard event as `saga_log` stores it; the view `step_events` adds what the column implies. */
+export interface StoredStandardEvent {
+  readonly id: number;
+  readonly at: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly cause?: string;
+  readonly detail?: Record<string, unknown>;
 }
 
 export interface StoredCompensation {
@@ -135,7 +153,11 @@ export interface StoredCompensation {
   readonly key: string;
 }
 
-export interface StepEventsTable {
+/**
+ * The events written as rows (migration 0022 renamed `step_events` to this): every event but a call's standard
+ * ones (`steps/standard-events.ts`). Writers insert here; readers read the view {@link StepEventsView}.
+ */
+export interface StepEventRowsTable {
   id: Generated<string>;
   run_id: string;
   /** Null for an event of the run itself (a run transition, a decision about the whole run). */
@@ -151,6 +173,15 @@ export interface StepEventsTable {
   trace_id: ColumnType<Buffer | null, Buffer | null | undefined, never>;
   at: Generated<Date>;
 }
+
+/**
+ * The journal every reader reads (migration 0022's view `step_events`): the rows of `step_event_rows` and the
+ * standard events rebuilt from each `saga_log` row, with the same columns. Read-only: a view of a UNION
+ * takes no writes, so its columns take none in the types either.
+ */
+export type StepEventsView = {
+  readonly [K in keyof StepEventRowsTable]: ColumnType<Selectable<StepEventRowsTable>[K], never, never>;
+};
 
 export interface OutboxTable {
   id: Generated<string>;
@@ -307,7 +338,8 @@ export interface TenantPoliciesTable {
 export interface Database {
   runs: RunsTable;
   saga_log: SagaLogTable;
-  step_events: StepEventsTable;
+  step_event_rows: StepEventRowsTable;
+  step_events: StepEventsView;
   outbox: OutboxTable;
   api_tokens: ApiTokensTable;
   compensations: CompensationsTable;
@@ -321,7 +353,7 @@ export type RunRow = Selectable<RunsTable>;
 export type StepRow = Selectable<SagaLogTable>;
 export type NewStepRow = Insertable<SagaLogTable>;
 export type StepPatch = Updateable<SagaLogTable>;
-export type StepEventRow = Selectable<StepEventsTable>;
+export type StepEventRow = Selectable<StepEventsView>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type CompensationRow = Selectable<CompensationsTable>;
 export type CorrectionRow = Selectable<CorrectionsTable>;

@@ -17,6 +17,7 @@ import {
   recordOutcomeBatch,
   RunStatus,
   StepEventKind,
+  STANDARD_EVENT_COLUMNS,
   StepStatus,
   transitionStep,
   type SagaTrx,
@@ -36,6 +37,9 @@ afterAll(async () => env?.close());
 
 const WORKER = 'exec-1';
 const claims = { worker: WORKER, leaseMsByTool: new Map<string, number>(), defaultLeaseMs: 10_000 };
+
+/** Every column of `saga_log` that holds a standard event (migration 0022). */
+const STORED_EVENT_COLUMNS = Object.values(STANDARD_EVENT_COLUMNS).flat();
 
 /** The executor's grouped claim of step 0 of `runId` (its job id is the key, as a first dispatch's). */
 async function claim(runId: string): Promise<void> {
@@ -148,15 +152,16 @@ describe('the journal through the view step_events', () => {
     expectWrittenInOrder(events);
     expect(events.every((e) => e.trace_id!.equals(step.trace_id!))).toBe(true);
     expect(await eventRows('se-plain')).toBe(0);
-    // Stored in the row, one column each.
+    // Stored in the row, by typed columns; the job id (the key) is not stored twice.
     const row = await env.db
       .selectFrom('saga_log')
-      .select(['intake_event', 'attempt_event', 'outcome_event'])
+      .select(['intake_event_id', 'attempt_event_id', 'outcome_event_id', 'attempt_job_id'])
       .where('run_id', '=', 'se-plain')
       .executeTakeFirstOrThrow();
-    expect([row.intake_event?.id, row.attempt_event?.id, row.outcome_event?.id].map(String)).toEqual(
-      events.map((e) => String(e.id)),
+    expect([row.intake_event_id, row.attempt_event_id, row.outcome_event_id]).toEqual(
+      events.map((e) => e.id),
     );
+    expect(row.attempt_job_id).toBeNull();
   });
 
   it("the grouped intake with a claim and a decision: intake then attempt, step by step, in the items' order", async () => {
@@ -329,14 +334,12 @@ describe('retention of the stored events', () => {
     expect(await listStepEvents(env.db, 'se-old')).toEqual([]);
     const row = await env.db
       .selectFrom('saga_log')
-      .select(['status', 'intake_event', 'attempt_event', 'outcome_event'])
+      .select(['status', ...STORED_EVENT_COLUMNS])
       .where('run_id', '=', 'se-old')
       .executeTakeFirstOrThrow();
     expect(row).toEqual({
       status: 'CONFIRMED',
-      intake_event: null,
-      attempt_event: null,
-      outcome_event: null,
+      ...Object.fromEntries(STORED_EVENT_COLUMNS.map((c) => [c, null])),
     });
     expect((await stepJournal('se-young')).map((e) => e.cause)).toEqual(['intake', 'executor: claimed']);
     expect(await pruneLog(env.db, { olderThanMs: 30 * 86_400_000 })).toMatchObject({ stepEvents: 0 });

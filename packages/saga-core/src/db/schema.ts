@@ -128,22 +128,25 @@ export interface SagaLogTable {
   updated_at: Generated<Date>;
   /**
    * The call's standard events as data of the row (migration 0022; `steps/standard-events.ts` says which
-   * and how): its outcome's, its first attempt's and its intake's, each written once by the statement that
-   * makes it, null otherwise. Read them through the view `step_events`, not here.
+   * and how): the outcome of its first attempt, its first attempt and its intake, each written once by the
+   * statement that makes it (an event is there when its id is not null). Read them through the view
+   * `step_events`, not here.
    */
-  outcome_event: JsonNullable<StoredStandardEvent>;
-  attempt_event: JsonNullable<StoredStandardEvent>;
-  intake_event: JsonNullable<StoredStandardEvent>;
-}
-
-/** A standard event as `saga_log` stores it; the view `step_events` adds what the column implies. */
-export interface StoredStandardEvent {
-  readonly id: number;
-  readonly at: string;
-  readonly from?: string;
-  readonly to?: string;
-  readonly cause?: string;
-  readonly detail?: Record<string, unknown>;
+  outcome_event_id: string | null;
+  outcome_event_at: Date | null;
+  outcome_to: StepStatus | null;
+  outcome_cause: string | null;
+  outcome_detail: JsonNullable<Record<string, unknown>>;
+  attempt_event_id: string | null;
+  attempt_event_at: Date | null;
+  attempt_cause: string | null;
+  attempt_worker: string | null;
+  /** Null when the job id was the step's key (a first dispatch's). */
+  attempt_job_id: string | null;
+  intake_event_id: string | null;
+  intake_event_at: Date | null;
+  intake_to: StepStatus | null;
+  intake_decision: JsonNullable<Record<string, unknown>>;
 }
 
 export interface StoredCompensation {

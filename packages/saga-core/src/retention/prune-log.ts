@@ -3,6 +3,7 @@ import type { SagaDb } from '../db/connect.js';
 import type { RunStatus } from '../runs/run-status.js';
 import { TERMINAL_RUN_STATUSES } from '../runs/run-status.js';
 import { RUN_TRANSITIONS } from '../runs/run-transitions.js';
+import { STANDARD_EVENT_COLUMNS } from '../steps/standard-events.js';
 
 /**
  * Retention of the two tables that only grow: `outbox` (one row per dispatch) and `step_events` (the
@@ -228,25 +229,35 @@ async function clearStoredEventsBatch(
   after: string,
   limit: number,
 ): Promise<BatchResult> {
-  const old = (column: string) => sql`(s.${sql.ref(column)}->>'at')::timestamptz < ${cutoff}`;
+  const events = Object.entries(STANDARD_EVENT_COLUMNS);
+  /** Whether the row holds event `e` (its columns, id first then time) written before the cutoff. */
+  const old = ([, [, at]]: (typeof events)[number]) => sql`s.${sql.ref(at)} < ${cutoff}`;
   const r = await sql<BatchResult>`
     WITH doomed AS (
-      SELECT s.run_id, s.step_idx,
-             ${old('intake_event')} AS intake, ${old('attempt_event')} AS attempt, ${old('outcome_event')} AS outcome
+      SELECT s.run_id, s.step_idx, ${sql.join(events.map((e) => sql`${old(e)} AS ${sql.ref(`old_${e[0]}`)}`))}
         FROM runs r JOIN saga_log s ON s.run_id = r.run_id
        WHERE r.run_id >= ${after}
          AND r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}
-         AND (${old('intake_event')} OR ${old('attempt_event')} OR ${old('outcome_event')})
+         AND (${sql.join(events.map(old), sql` OR `)})
        ORDER BY r.run_id, s.step_idx
        LIMIT ${limit}),
     gone AS (
       UPDATE saga_log s
-         SET intake_event = CASE WHEN d.intake THEN NULL ELSE s.intake_event END,
-             attempt_event = CASE WHEN d.attempt THEN NULL ELSE s.attempt_event END,
-             outcome_event = CASE WHEN d.outcome THEN NULL ELSE s.outcome_event END
+         SET ${sql.join(
+           events.flatMap(([name, columns]) =>
+             columns.map(
+               (c) =>
+                 sql`${sql.ref(c)} = CASE WHEN d.${sql.ref(`old_${name}`)} THEN NULL ELSE s.${sql.ref(c)} END`,
+             ),
+           ),
+         )}
         FROM doomed d
        WHERE s.run_id = d.run_id AND s.step_idx = d.step_idx
-      RETURNING s.run_id, (d.intake IS TRUE)::int + (d.attempt IS TRUE)::int + (d.outcome IS TRUE)::int AS cleared)
+      RETURNING s.run_id,
+                ${sql.join(
+                  events.map(([name]) => sql`coalesce(d.${sql.ref(`old_${name}`)}, false)::int`),
+                  sql` + `,
+                )} AS cleared)
     SELECT coalesce(sum(cleared), 0)::int AS n,
            CASE WHEN count(*) >= ${limit} THEN max(run_id) END AS last
       FROM gone`.execute(db);

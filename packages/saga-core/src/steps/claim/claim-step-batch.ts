@@ -3,7 +3,7 @@ import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { EXECUTING_RUN_STATUSES } from '../../runs/run-status.js';
-import { storedAttemptEvent } from '../standard-events.js';
+import { setAttemptEvent } from '../standard-events.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 
@@ -37,7 +37,7 @@ export interface ClaimBatchInput {
  * WITH req    AS (SELECT * FROM unnest($runIds, $stepIdxs, $keys, $jobIds) AS r(run_id, step_idx, key, job_id)),
  *      claimed AS (UPDATE saga_log SET lease_until = now() + <tool's lease>, lease_owner = $worker,
  *                         attempts = attempts + 1, last_attempt_at = now()
- *                         attempt_event = CASE WHEN attempts = 0 THEN {id: nextval, at, cause, detail} ELSE … END
+ *                         attempt_event_id = CASE WHEN attempts = 0 THEN nextval(…) ELSE … END, attempt_…
  *                   FROM req WHERE (run_id, step_idx) = (req.run_id, req.step_idx) AND idempotency_key = req.key
  *                    AND status = 'INTENDED' AND lease_until IS NULL
  *                    AND (SELECT status FROM runs WHERE run_id = saga_log.run_id) IN ('RUNNING', 'AWAITING_APPROVAL')
@@ -49,7 +49,7 @@ export interface ClaimBatchInput {
  * The compare-and-set is the same as {@link claimStep}'s (INTENDED with no lease, its run still going
  * forward: `EXECUTING_RUN_STATUSES`, read by the run's primary key in a scalar subquery, which the planner
  * cannot turn into a join that reads every open run through `runs_open`), the ATTEMPT event and the outbox mark
- * commit with it. The step's first attempt is data of the row (`attempt_event`, `standard-events.ts`); a
+ * commit with it. The step's first attempt is data of the row (the `attempt_…` columns, `standard-events.ts`); a
  * later one is a row of `step_event_rows`, as `claimStepSlow` writes every attempt's. A step of a COMPENSATING or terminal run is not claimed here; the slow path withdraws it. A row another transaction is writing is waited for and checked again (the
  * compare-and-set holds on the row's newest version). Two executors' groups share a key only on a
  * duplicate delivery, so a deadlock between groups is not expected; it would fail only this statement
@@ -81,9 +81,12 @@ export async function claimStepBatch(
              lease_owner = ${b.worker},
              attempts = s.attempts + 1,
              last_attempt_at = now(),
-             attempt_event = CASE WHEN s.attempts = 0
-                                  THEN ${storedAttemptEvent(sql`'executor: claimed'::text`, sql`${b.worker}::text`, sql`req.job_id`)}
-                                  ELSE s.attempt_event END
+             ${setAttemptEvent(sql`s.attempts = 0`, {
+               cause: sql`'executor: claimed'::text`,
+               worker: sql`${b.worker}::text`,
+               jobId: sql`req.job_id`,
+               key: sql`s.idempotency_key`,
+             })}
         FROM req
        WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx AND s.idempotency_key = req.key
          AND s.status = ${StepStatus.INTENDED} AND s.lease_until IS NULL

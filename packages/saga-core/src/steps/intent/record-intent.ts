@@ -5,7 +5,7 @@ import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow, StoredCompensation } from '../../db/schema.js';
 import { notifyRelays, relayAfter } from '../../outbox/enqueue-execution.js';
 import { EXECUTE_TOPIC, executeDispatch, type ExecuteDispatch } from '../../outbox/execute-job.js';
-import { storedIntakeEvent } from '../standard-events.js';
+import { intakeEventColumns } from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
 import { type ToolClass } from '../../tools/tool-class.js';
 import { traceColumns } from '../../tracing/stored-trace.js';
@@ -79,7 +79,7 @@ export interface IntentInput {
 }
 
 /**
- * Writes the intent of one step: the saga-log row with its first event (`intake_event`, NULL → status,
+ * Writes the intent of one step: the saga-log row with its first event (the `intake_…` columns, NULL → status,
  * cause `intake`, detail `{args[, decision]}` as the journal shows it: `standard-events.ts`) and, for
  * INTENDED, the outbox message that will make an executor run it. Must run in the caller's transaction, so
  * the row and the message commit together or not at all: no row, no call.
@@ -87,7 +87,7 @@ export interface IntentInput {
  * One statement (one round trip), with a data-modifying CTE that sees the inserted row:
  *
  * ```sql
- * WITH step AS (INSERT INTO saga_log (…, intake_event) VALUES (…, {id: nextval, at, to}) RETURNING *),
+ * WITH step AS (INSERT INTO saga_log (…, intake_event_id, …) VALUES (…, nextval(…), …) RETURNING *),
  *      ob   AS (INSERT INTO outbox … SELECT … FROM step WHERE status = 'INTENDED')
  * SELECT * FROM step;
  * ```
@@ -123,10 +123,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
           approval_id: i.approvalId ?? null,
           step_id: i.stepId ?? null,
           ...traceColumns(trace),
-          intake_event: storedIntakeEvent(
-            sql<string>`${i.status}::text`,
-            sql`${i.decision ? JSON.stringify(i.decision) : null}::jsonb`,
-          ),
+          ...intakeEventColumns(i.status, i.decision ?? null),
         })
         .returningAll(),
     )

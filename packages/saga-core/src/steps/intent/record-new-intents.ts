@@ -3,7 +3,12 @@ import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { RunStatus } from '../../runs/run-status.js';
-import { storedAttemptEvent, storedIntakeEvent } from '../standard-events.js';
+import {
+  ATTEMPT_EVENT_COLUMNS,
+  attemptEventValues,
+  INTAKE_EVENT_COLUMNS,
+  intakeEventValues,
+} from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
 import { sameOperation, type OperationIdentity, type OperationSql } from './find-duplicate-operation.js';
@@ -109,8 +114,8 @@ const ITEM_OPERATION: OperationSql = {
  *   (see "Concurrent duplicates" in `find-duplicate-operation.ts`). The UNKNOWN check reads this
  *   statement's snapshot.
  *
- * The intake event, and with a `claim` the first ATTEMPT, are data of the row (`intake_event`,
- * `attempt_event`; `standard-events.ts`), the intake event with the call's `decision` when it has one. Their
+ * The intake event, and with a `claim` the first ATTEMPT, are data of the row (the `intake_…` and
+ * `attempt_…` columns; `standard-events.ts`), the intake event with the call's `decision` when it has one. Their
  * ids are taken as the rows they replace took theirs: the intake's, then the attempt's (the order of the
  * output columns), step after step in `(run_id, step_idx)` order (the `ORDER BY`: Postgres computes a
  * volatile output such as `nextval` after the sort). Each step is written with its item's trace context
@@ -167,7 +172,8 @@ export async function recordNewIntents(
     step AS (
       INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
                             payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id,
-                            lease_owner, lease_until, attempts, last_attempt_at, intake_event, attempt_event)
+                            lease_owner, lease_until, attempts, last_attempt_at, ${INTAKE_EVENT_COLUMNS},
+                            ${ATTEMPT_EVENT_COLUMNS})
       SELECT i.run_id, i.step_idx, i.tenant_id, i.tool, i.tool_class, i.tool_version, i.idempotency_key, i.args,
              i.payload_hash, ${StepStatus.INTENDED}, i.compensation, i.correction,
              ARRAY(SELECT jsonb_array_elements_text(i.audience)),
@@ -178,9 +184,13 @@ export async function recordNewIntents(
              CASE WHEN i.claim_owner IS NOT NULL THEN now() + make_interval(secs => i.claim_secs) END,
              CASE WHEN i.claim_owner IS NOT NULL THEN 1 ELSE 0 END,
              CASE WHEN i.claim_owner IS NOT NULL THEN now() END,
-             ${storedIntakeEvent(sql`${StepStatus.INTENDED}::text`, sql`i.decision`)},
-             CASE WHEN i.claim_owner IS NOT NULL
-                  THEN ${storedAttemptEvent(sql`i.claim_cause`, sql`i.claim_owner`, sql`i.job_id`)} END
+             ${intakeEventValues(sql`${StepStatus.INTENDED}::text`, sql`i.decision`)},
+             ${attemptEventValues(sql`i.claim_owner IS NOT NULL`, {
+               cause: sql`i.claim_cause`,
+               worker: sql`i.claim_owner`,
+               jobId: sql`i.job_id`,
+               key: sql`i.idempotency_key`,
+             })}
         FROM i JOIN run ON run.run_id = i.run_id AND run.tenant_id = i.tenant_id
        WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL AND NOT run.governed
          AND NOT EXISTS (SELECT 1 FROM saga_log u

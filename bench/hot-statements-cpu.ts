@@ -108,7 +108,7 @@ async function grow(rows: number, keepAlive: SagaDb): Promise<void> {
   const ping = setInterval(() => void sql`SELECT 1`.execute(keepAlive), 1_000);
   const other = createDb({ url, schema, poolSize: 1 });
   try {
-    for (const t of ['saga_log', 'runs', 'step_events'])
+    for (const t of ['saga_log', 'runs', 'step_event_rows'])
       await sql`ALTER TABLE ${sql.id(t)} SET (autovacuum_enabled = off)`.execute(other);
     await sql`INSERT INTO runs (run_id, tenant_id, status)
               SELECT 'old-' || g, 'bench', 'COMPLETED' FROM generate_series(0, ${Math.ceil(rows / STEPS_PER_RUN)}) g`.execute(

@@ -252,7 +252,7 @@ async function loadLog(into: MigratedSchema, template: Template, rows: number): 
  * would come to the new tables while the queries are timed. Both sizes are settled the same way.
  */
 async function settleTables(db: SagaDb): Promise<void> {
-  await sql`VACUUM (ANALYZE) runs, saga_log, step_events, outbox, compensations`.execute(db);
+  await sql`VACUUM (ANALYZE) runs, saga_log, step_event_rows, outbox, compensations`.execute(db);
 }
 
 /**

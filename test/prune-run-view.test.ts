@@ -14,7 +14,7 @@ import {
   RunStatus,
   StepEventKind,
 } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { backdateStepEvents, createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import {
   createIntent,
   killAll,
@@ -55,7 +55,7 @@ beforeAll(async () => {
   await sql`UPDATE runs SET status = ${RunStatus.COMPLETED}, updated_at = now() - ${by} WHERE run_id = ${RUN}`.execute(
     env.db,
   );
-  await sql`UPDATE step_events SET at = at - ${by} WHERE run_id = ${RUN}`.execute(env.db);
+  await backdateStepEvents(env.db, RUN, by);
   await sql`UPDATE outbox SET published_at = now() - ${by} WHERE run_id = ${RUN}`.execute(env.db);
   expect(row.run_id).toBe(RUN);
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRun, payloadHash, recordIntent, RunStatus, stepKey, StepStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { backdateStepEvents, createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { runCli } from './run-cli.js';
 import { runCliInProcess } from './run-cli-in-process.js';
 
@@ -44,7 +44,7 @@ async function oldRun(runId: string, status: RunStatus, days: number): Promise<v
   await sql`UPDATE runs SET status = ${status}, updated_at = now() - ${by} WHERE run_id = ${runId}`.execute(
     env.db,
   );
-  await sql`UPDATE step_events SET at = at - ${by} WHERE run_id = ${runId}`.execute(env.db);
+  await backdateStepEvents(env.db, runId, by);
   await sql`UPDATE outbox SET published_at = now() - ${by} WHERE run_id = ${runId}`.execute(env.db);
 }
 

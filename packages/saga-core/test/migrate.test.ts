@@ -151,7 +151,7 @@ const CHECKED_COLUMNS = {
   CompensationStatus: ['saga_log.compensation_status', 'compensations.status'],
   TokenRole: ['api_tokens.role'],
   TokenScope: ['api_tokens.scope'],
-  StepEventKind: ['step_events.kind'],
+  StepEventKind: ['step_event_rows.kind'],
   EmailDraftStatus: ['email_drafts.status'],
   ReviewStatus: ['cases.status'],
   ApprovalKind: ['approvals.kind'],

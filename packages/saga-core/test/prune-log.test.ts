@@ -13,7 +13,7 @@ import {
   StepStatus,
   transitionStep,
 } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { backdateStepEvents, createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { intendedStep } from './intended-step.js';
 
 let env: TestEnv;
@@ -60,7 +60,7 @@ async function runEndedAs(
 async function backdate(runId: string, days: number): Promise<void> {
   const by = sql`${days} * interval '1 day'`;
   await sql`UPDATE runs SET updated_at = updated_at - ${by} WHERE run_id = ${runId}`.execute(env.db);
-  await sql`UPDATE step_events SET at = at - ${by} WHERE run_id = ${runId}`.execute(env.db);
+  await backdateStepEvents(env.db, runId, by);
   await sql`UPDATE outbox SET created_at = created_at - ${by},
                               published_at = published_at - ${by} WHERE run_id = ${runId}`.execute(env.db);
 }

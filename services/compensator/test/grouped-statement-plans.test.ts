@@ -105,7 +105,7 @@ describe("the plans of the compensator's grouped statements (made once per conne
       INSERT INTO compensations (run_id, step_idx, tenant_id, tool, args, idempotency_key, status, attempts)
       SELECT 'old-' || g, 0, 't', 'noop_undo', '{}', md5('c' || g), 'compensated', 1
         FROM generate_series(1, 20000) g`.execute(env.db);
-    await sql`ANALYZE runs, saga_log, compensations, step_events`.execute(env.db);
+    await sql`ANALYZE runs, saga_log, compensations, step_event_rows`.execute(env.db);
     await expectIndexOnlyPlans('loaded');
   });
 });

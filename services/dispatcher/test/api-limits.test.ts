@@ -13,6 +13,7 @@ import {
   recordCallerIntent,
   BadRequestError,
   SagaError,
+  STANDARD_EVENT_COLUMNS,
 } from '@agent-saga/core';
 import { createSagaClient, RateLimitedError } from '@agent-saga/client';
 import { call, countRows, newRun, request, startApiHarness, type ApiHarness } from './api-harness.js';
@@ -153,15 +154,22 @@ describe('pages of a run', () => {
   });
 
   it("lets the client's getRun and getEvents return everything across pages", async () => {
-    // More steps and events than one page holds: copies of step 0 and of its events, written directly.
+    // More steps and events than one page holds: copies of step 0 and of its events, written directly (the
+    // copies' events as rows of their own: the standard events step 0 holds in its row are not copied).
+    const noStoredEvents = Object.fromEntries(
+      Object.values(STANDARD_EVENT_COLUMNS)
+        .flat()
+        .map((c) => [c, null]),
+    );
     await sql`
       INSERT INTO saga_log
       SELECT (jsonb_populate_record(NULL::saga_log, to_jsonb(s) || jsonb_build_object(
-               'step_idx', g, 'idempotency_key', s.idempotency_key || ':' || g))).*
+               'step_idx', g, 'idempotency_key', s.idempotency_key || ':' || g)
+               || ${JSON.stringify(noStoredEvents)}::jsonb)).*
         FROM saga_log s, generate_series(12, 1099) g
        WHERE s.run_id = ${RUN} AND s.step_idx = 0`.execute(h.env.db);
     await sql`
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail)
       SELECT run_id, g, kind, from_status, to_status, cause, detail
         FROM step_events e, generate_series(12, 1099) g
        WHERE e.run_id = ${RUN} AND e.step_idx = 0`.execute(h.env.db);

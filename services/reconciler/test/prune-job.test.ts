@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunStatus } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { backdateStepEvents, createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import {
   createIntent,
   killAll,
@@ -40,7 +40,7 @@ async function runEndedDaysAgo(runId: string, status: RunStatus, days: number): 
   await sql`UPDATE runs SET status = ${status}, updated_at = now() - ${by} WHERE run_id = ${runId}`.execute(
     env.db,
   );
-  await sql`UPDATE step_events SET at = at - ${by} WHERE run_id = ${runId}`.execute(env.db);
+  await backdateStepEvents(env.db, runId, by);
   await sql`UPDATE outbox SET published_at = now() - ${by} WHERE run_id = ${runId}`.execute(env.db);
 }
 

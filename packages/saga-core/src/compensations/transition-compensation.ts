@@ -43,7 +43,7 @@ export interface CompensationTransition {
  *    AND status IN ($allowedFrom) [AND lease_owner = $owner] [AND attempts = $seen]
  *    [AND lease_until < now()] RETURNING *;
  * UPDATE saga_log SET compensation_status = $to WHERE <same step>;   -- mirrorCompensationStatus
- * INSERT INTO step_events (kind = 'compensation', from, to, cause, detail);
+ * INSERT INTO step_event_rows (kind = 'compensation', from, to, cause, detail);
  * ```
  *
  * The mirror on `saga_log` and the event commit with the change or not at all. Zero rows is an

@@ -126,6 +126,27 @@ export interface SagaLogTable {
   span_id: ColumnType<Buffer | null, Buffer | null | undefined, never>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /**
+   * The call's standard events as data of the row (migration 0022; `steps/standard-events.ts` says which
+   * and how): the outcome of its first attempt, its first attempt and its intake, each written once by the
+   * statement that makes it (an event is there when its id is not null). Read them through the view
+   * `step_events`, not here.
+   */
+  outcome_event_id: string | null;
+  outcome_event_at: Date | null;
+  outcome_to: StepStatus | null;
+  outcome_cause: string | null;
+  outcome_detail: JsonNullable<Record<string, unknown>>;
+  attempt_event_id: string | null;
+  attempt_event_at: Date | null;
+  attempt_cause: string | null;
+  attempt_worker: string | null;
+  /** Null when the job id was the step's key (a first dispatch's). */
+  attempt_job_id: string | null;
+  intake_event_id: string | null;
+  intake_event_at: Date | null;
+  intake_to: StepStatus | null;
+  intake_decision: JsonNullable<Record<string, unknown>>;
 }
 
 export interface StoredCompensation {
@@ -135,7 +156,11 @@ export interface StoredCompensation {
   readonly key: string;
 }
 
-export interface StepEventsTable {
+/**
+ * The events written as rows (migration 0022 renamed `step_events` to this): every event but a call's standard
+ * ones (`steps/standard-events.ts`). Writers insert here; readers read the view {@link StepEventsView}.
+ */
+export interface StepEventRowsTable {
   id: Generated<string>;
   run_id: string;
   /** Null for an event of the run itself (a run transition, a decision about the whole run). */
@@ -151,6 +176,15 @@ export interface StepEventsTable {
   trace_id: ColumnType<Buffer | null, Buffer | null | undefined, never>;
   at: Generated<Date>;
 }
+
+/**
+ * The journal every reader reads (migration 0022's view `step_events`): the rows of `step_event_rows` and the
+ * standard events rebuilt from each `saga_log` row, with the same columns. Read-only: a view of a UNION
+ * takes no writes, so its columns take none in the types either.
+ */
+export type StepEventsView = {
+  readonly [K in keyof StepEventRowsTable]: ColumnType<Selectable<StepEventRowsTable>[K], never, never>;
+};
 
 export interface OutboxTable {
   id: Generated<string>;
@@ -307,7 +341,8 @@ export interface TenantPoliciesTable {
 export interface Database {
   runs: RunsTable;
   saga_log: SagaLogTable;
-  step_events: StepEventsTable;
+  step_event_rows: StepEventRowsTable;
+  step_events: StepEventsView;
   outbox: OutboxTable;
   api_tokens: ApiTokensTable;
   compensations: CompensationsTable;
@@ -321,7 +356,7 @@ export type RunRow = Selectable<RunsTable>;
 export type StepRow = Selectable<SagaLogTable>;
 export type NewStepRow = Insertable<SagaLogTable>;
 export type StepPatch = Updateable<SagaLogTable>;
-export type StepEventRow = Selectable<StepEventsTable>;
+export type StepEventRow = Selectable<StepEventsView>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type CompensationRow = Selectable<CompensationsTable>;
 export type CorrectionRow = Selectable<CorrectionsTable>;

@@ -3,6 +3,7 @@ import type { SagaDb } from '../db/connect.js';
 import type { RunStatus } from '../runs/run-status.js';
 import { TERMINAL_RUN_STATUSES } from '../runs/run-status.js';
 import { RUN_TRANSITIONS } from '../runs/run-transitions.js';
+import { STANDARD_EVENT_COLUMNS } from '../steps/standard-events.js';
 
 /**
  * Retention of the two tables that only grow: `outbox` (one row per dispatch) and `step_events` (the
@@ -11,7 +12,9 @@ import { RUN_TRANSITIONS } from '../runs/run-transitions.js';
  *
  * What goes:
  * - published outbox rows, published before the cutoff, of a run that is final;
- * - events written before the cutoff, of a run that is final.
+ * - events written before the cutoff, of a run that is final: the rows of `step_event_rows` are deleted and
+ *   the standard events stored in the `saga_log` row (migration 0022) are set to null, so the journal
+ *   (the view `step_events`) loses both alike.
  *
  * "Final" is a terminal run status that no transition leaves ({@link PRUNABLE_RUN_STATUSES}: COMPLETED,
  * COMPENSATED, PARTIALLY_COMPENSATED, COMMITTED_WITH_REPAIR), and the run has not changed since the cutoff
@@ -68,9 +71,9 @@ export interface PruneLogResult {
   readonly dryRun: boolean;
   /** Outbox rows deleted (or, dry, that would be). */
   readonly outboxRows: number;
-  /** Step events deleted (or, dry, that would be). */
+  /** Step events deleted, rows and events stored in a step's row alike (or, dry, that would be). */
   readonly stepEvents: number;
-  /** DELETE statements run (0 when dry). */
+  /** DELETE (and, for the events stored in a row, UPDATE) statements run (0 when dry). */
   readonly batches: number;
   /** True when `signal` stopped the call before it was done. */
   readonly stopped: boolean;
@@ -121,10 +124,15 @@ export async function pruneLog(db: SagaDb, o: PruneLogOptions): Promise<PruneLog
         (after) => deleteOutboxBatch(conn, cutoff, statuses, after, batchSize),
         '0',
       );
-      const stepEvents = await walk(
+      const eventRows = await walk(
         (after) => deleteEventsBatch(conn, cutoff, statuses, after, batchSize),
         '',
       );
+      const storedEvents = await walk(
+        (after) => clearStoredEventsBatch(conn, cutoff, statuses, after, batchSize),
+        '',
+      );
+      const stepEvents = eventRows + storedEvents;
       return { cutoff, dryRun: false, outboxRows, stepEvents, batches, stopped, busy: false };
     } finally {
       await sql`SELECT pg_advisory_unlock(${PRUNE_LOCK}) AS ok`.execute(conn);
@@ -181,9 +189,9 @@ async function deleteOutboxBatch(
 }
 
 /**
- * One batch of events, runs in `run_id` order from `after` (inclusive: a batch may end inside a run, whose
- * remaining events the next batch takes). Parameters: cutoff, statuses, after, limit. Walks `runs_pkey`,
- * each run's events by `step_events_pkey (run_id, id)`.
+ * One batch of events written as rows (`step_event_rows`), runs in `run_id` order from `after` (inclusive: a
+ * batch may end inside a run, whose remaining events the next batch takes). Parameters: cutoff, statuses,
+ * after, limit. Walks `runs_pkey`, each run's events by `step_events_pkey (run_id, id)`.
  */
 async function deleteEventsBatch(
   db: SagaDb,
@@ -194,15 +202,65 @@ async function deleteEventsBatch(
 ): Promise<BatchResult> {
   const r = await sql<BatchResult>`
     WITH doomed AS (
-      SELECT e.run_id, e.id FROM runs r JOIN step_events e ON e.run_id = r.run_id
+      SELECT e.run_id, e.id FROM runs r JOIN step_event_rows e ON e.run_id = r.run_id
        WHERE r.run_id >= ${after}
          AND r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}
          AND e.at < ${cutoff}
        ORDER BY r.run_id, e.id
        LIMIT ${limit}),
-    gone AS (DELETE FROM step_events e USING doomed d WHERE e.run_id = d.run_id AND e.id = d.id
+    gone AS (DELETE FROM step_event_rows e USING doomed d WHERE e.run_id = d.run_id AND e.id = d.id
              RETURNING e.run_id)
     SELECT count(*)::int AS n, max(run_id) AS last FROM gone`.execute(db);
+  return r.rows[0]!;
+}
+
+/**
+ * One batch of the standard events stored in `saga_log` rows (migration 0022, `steps/standard-events.ts`):
+ * each stored event written before the cutoff, of a final run, is set to null (the row itself stays, see
+ * above). Steps in `(run_id, step_idx)` order from the run `after` (inclusive, as above: a step already
+ * cleared no longer matches), at most `limit` steps a statement; `n` counts the events cleared, at least one
+ * a step, and the cursor is null once a batch found fewer steps than `limit`. Walks `runs_pkey`, each run's
+ * steps by `saga_log_pkey`.
+ */
+async function clearStoredEventsBatch(
+  db: SagaDb,
+  cutoff: Date,
+  statuses: readonly string[],
+  after: string,
+  limit: number,
+): Promise<BatchResult> {
+  const events = Object.entries(STANDARD_EVENT_COLUMNS);
+  /** Whether the row holds event `e` (its columns, id first then time) written before the cutoff. */
+  const old = ([, [, at]]: (typeof events)[number]) => sql`s.${sql.ref(at)} < ${cutoff}`;
+  const r = await sql<BatchResult>`
+    WITH doomed AS (
+      SELECT s.run_id, s.step_idx, ${sql.join(events.map((e) => sql`${old(e)} AS ${sql.ref(`old_${e[0]}`)}`))}
+        FROM runs r JOIN saga_log s ON s.run_id = r.run_id
+       WHERE r.run_id >= ${after}
+         AND r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}
+         AND (${sql.join(events.map(old), sql` OR `)})
+       ORDER BY r.run_id, s.step_idx
+       LIMIT ${limit}),
+    gone AS (
+      UPDATE saga_log s
+         SET ${sql.join(
+           events.flatMap(([name, columns]) =>
+             columns.map(
+               (c) =>
+                 sql`${sql.ref(c)} = CASE WHEN d.${sql.ref(`old_${name}`)} THEN NULL ELSE s.${sql.ref(c)} END`,
+             ),
+           ),
+         )}
+        FROM doomed d
+       WHERE s.run_id = d.run_id AND s.step_idx = d.step_idx
+      RETURNING s.run_id,
+                ${sql.join(
+                  events.map(([name]) => sql`coalesce(d.${sql.ref(`old_${name}`)}, false)::int`),
+                  sql` + `,
+                )} AS cleared)
+    SELECT coalesce(sum(cleared), 0)::int AS n,
+           CASE WHEN count(*) >= ${limit} THEN max(run_id) END AS last
+      FROM gone`.execute(db);
   return r.rows[0]!;
 }
 

@@ -16,7 +16,7 @@ export interface StepEventInput {
 
 /** Appends to `step_events`, the append-only history of every transition, attempt, retry and lookup. */
 export async function appendStepEvent(db: SagaTrx | SagaDb, e: StepEventInput): Promise<void> {
-  await db.insertInto('step_events').values(eventRow(e)).execute();
+  await db.insertInto('step_event_rows').values(eventRow(e)).execute();
 }
 
 /** Appends several events in one statement (one round trip; one commit outside a transaction), in order. */
@@ -24,7 +24,7 @@ export async function appendStepEvents(
   db: SagaTrx | SagaDb,
   events: readonly StepEventInput[],
 ): Promise<void> {
-  if (events.length) await db.insertInto('step_events').values(events.map(eventRow)).execute();
+  if (events.length) await db.insertInto('step_event_rows').values(events.map(eventRow)).execute();
 }
 
 function eventRow(e: StepEventInput) {

@@ -4,6 +4,7 @@ import { createDb, type SagaDb } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
 
 export { dumpSchema } from './dump-schema.js';
+export { backdateStepEvents } from './backdate-step-events.js';
 export { dropQueues } from './drop-queues.js';
 export { installInMemoryTracing, type InMemoryTracing } from './in-memory-tracing.js';
 export {

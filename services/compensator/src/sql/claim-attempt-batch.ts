@@ -46,7 +46,7 @@ export const ATTEMPT_CAUSE = 'compensator: attempt';
  *                     FROM req WHERE <same row> AND c.status = req.seen_status AND c.status = ANY($legal)
  *                      AND c.attempts = req.seen_attempts RETURNING c.*, req.seen_status, req.detail),
  *      mirror   AS (<mirrorCompensationStatus(claimed)>),
- *      ev       AS (INSERT INTO step_events …
+ *      ev       AS (INSERT INTO step_event_rows …
  *                   SELECT … FROM (evidence UNION ALL <seen_status → 'running', 'compensator: attempt'> FROM claimed)
  *                    ORDER BY run_id, step_idx, <evidence first, in order>)
  * SELECT * FROM claimed;
@@ -109,7 +109,7 @@ export async function claimAttemptBatch(
     ), mirror AS (
       ${mirrorCompensationStatus(sql.table('claimed'))}
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail, actor)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail, actor)
       SELECT run_id, step_idx, kind, from_status, to_status, cause, detail::jsonb, actor
         FROM (SELECT run_id, step_idx, 0 AS grp, ord, kind, from_status, to_status, cause, detail, actor
                 FROM evidence

@@ -30,7 +30,7 @@ export interface RunClose {
  *      closed AS (UPDATE runs r SET status = req.to_status, status_reason = req.reason, updated_at = now()
  *                   FROM req WHERE r.run_id = req.run_id AND r.status = req.from_status -- 'COMPENSATING'
  *                    AND r.status_reason IS NOT DISTINCT FROM req.seen_reason RETURNING r.*),
- *      ev     AS (INSERT INTO step_events … 'run_transition', 'COMPENSATING' → status, reason FROM closed)
+ *      ev     AS (INSERT INTO step_event_rows … 'run_transition', 'COMPENSATING' → status, reason FROM closed)
  * SELECT * FROM closed;
  * ```
  *
@@ -66,7 +66,7 @@ export async function finishRunsBatch(db: SagaDb, closes: readonly RunClose[]): 
          AND r.status_reason IS NOT DISTINCT FROM req.seen_reason
       RETURNING r.*
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, actor)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, actor)
       SELECT run_id, NULL, ${StepEventKind.RUN_TRANSITION}, ${RunStatus.COMPENSATING}, status, status_reason, NULL
         FROM closed
     )

@@ -38,7 +38,7 @@ export function leftInPlace(step: StepRow): boolean {
  * WITH req     AS (SELECT * FROM unnest(…) AS r(run_id, step_idx, tenant_id, tool, key, args, status, reason)),
  *      planned AS (INSERT INTO compensations … SELECT … FROM req ON CONFLICT DO NOTHING RETURNING *),
  *      mirror  AS (<mirrorCompensationStatus(planned)>),
- *      ev      AS (INSERT INTO step_events … 'compensation', NULL → status, 'compensator: planned' FROM planned)
+ *      ev      AS (INSERT INTO step_event_rows … 'compensation', NULL → status, 'compensator: planned' FROM planned)
  * SELECT * FROM planned;
  * ```
  *
@@ -84,7 +84,7 @@ export async function planCompensations(
     ), mirror AS (
       ${mirrorCompensationStatus(sql.table('planned'))}
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail)
       SELECT run_id, step_idx, ${StepEventKind.COMPENSATION}, NULL, status, 'compensator: planned',
              CASE WHEN reason IS NOT NULL THEN jsonb_build_object('reason', reason)
                   ELSE jsonb_build_object('tool', tool, 'key', idempotency_key) END

@@ -55,7 +55,7 @@ export interface AttemptOutcomeRecord {
  *                      failed: reason> FROM req
  *               WHERE <same row> AND c.status = 'running' AND c.lease_owner = $owner RETURNING …),
  *      mirror AS (<mirrorCompensationStatus(upd)>),
- *      ev  AS (INSERT INTO step_events … 'running' → status, cause, detail FROM upd)
+ *      ev  AS (INSERT INTO step_event_rows … 'running' → status, cause, detail FROM upd)
  * SELECT * FROM upd;
  * ```
  *
@@ -135,7 +135,7 @@ export async function recordAttemptOutcomeBatch(
     ), mirror AS (
       ${mirrorCompensationStatus(sql.table('upd'))}
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail)
       SELECT run_id, step_idx, ${StepEventKind.COMPENSATION}, ${CompensationStatus.RUNNING}, status, ev_cause,
              ev_detail::jsonb
         FROM upd

@@ -19,6 +19,7 @@ import * as m0018 from './0018_tenant_policy_floors.js';
 import * as m0019 from './0019_trace_context.js';
 import * as m0020 from './0020_duplicate_check_plan.js';
 import * as m0021 from './0021_saga_log_column_order.js';
+import * as m0022 from './0022_standard_events_in_row.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -47,6 +48,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0019_trace_context': m0019,
   '0020_duplicate_check_plan': m0020,
   '0021_saga_log_column_order': m0021,
+  '0022_standard_events_in_row': m0022,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

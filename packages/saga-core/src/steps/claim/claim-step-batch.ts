@@ -3,6 +3,7 @@ import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { EXECUTING_RUN_STATUSES } from '../../runs/run-status.js';
+import { setAttemptEvent } from '../standard-events.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 
@@ -36,10 +37,11 @@ export interface ClaimBatchInput {
  * WITH req    AS (SELECT * FROM unnest($runIds, $stepIdxs, $keys, $jobIds) AS r(run_id, step_idx, key, job_id)),
  *      claimed AS (UPDATE saga_log SET lease_until = now() + <tool's lease>, lease_owner = $worker,
  *                         attempts = attempts + 1, last_attempt_at = now()
+ *                         attempt_event_id = CASE WHEN attempts = 0 THEN nextval(…) ELSE … END, attempt_…
  *                   FROM req WHERE (run_id, step_idx) = (req.run_id, req.step_idx) AND idempotency_key = req.key
  *                    AND status = 'INTENDED' AND lease_until IS NULL
  *                    AND (SELECT status FROM runs WHERE run_id = saga_log.run_id) IN ('RUNNING', 'AWAITING_APPROVAL')
- *      ev     AS (INSERT INTO step_events … 'ATTEMPT' …, trace_id FROM claimed),
+ *      ev     AS (INSERT INTO step_event_rows … 'ATTEMPT' …, trace_id FROM claimed WHERE attempts > 1),
  *      pub    AS (UPDATE outbox SET published_at = now() WHERE job_id = claimed's job AND published_at IS NULL)
  * SELECT * FROM claimed;
  * ```
@@ -47,7 +49,8 @@ export interface ClaimBatchInput {
  * The compare-and-set is the same as {@link claimStep}'s (INTENDED with no lease, its run still going
  * forward: `EXECUTING_RUN_STATUSES`, read by the run's primary key in a scalar subquery, which the planner
  * cannot turn into a join that reads every open run through `runs_open`), the ATTEMPT event and the outbox mark
- * commit with it. A step of a COMPENSATING or terminal run is not claimed here; the slow path withdraws it. A row another transaction is writing is waited for and checked again (the
+ * commit with it. The step's first attempt is data of the row (the `attempt_…` columns, `standard-events.ts`); a
+ * later one is a row of `step_event_rows`, as `claimStepSlow` writes every attempt's. A step of a COMPENSATING or terminal run is not claimed here; the slow path withdraws it. A row another transaction is writing is waited for and checked again (the
  * compare-and-set holds on the row's newest version). Two executors' groups share a key only on a
  * duplicate delivery, so a deadlock between groups is not expected; it would fail only this statement
  * (the caller's group then claims each step alone). A key must appear once per call (the caller dedupes).
@@ -77,7 +80,13 @@ export async function claimStepBatch(
          SET lease_until = ${leaseUntil(b.leaseMsByTool, b.defaultLeaseMs)},
              lease_owner = ${b.worker},
              attempts = s.attempts + 1,
-             last_attempt_at = now()
+             last_attempt_at = now(),
+             ${setAttemptEvent(sql`s.attempts = 0`, {
+               cause: sql`'executor: claimed'::text`,
+               worker: sql`${b.worker}::text`,
+               jobId: sql`req.job_id`,
+               key: sql`s.idempotency_key`,
+             })}
         FROM req
        WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx AND s.idempotency_key = req.key
          AND s.status = ${StepStatus.INTENDED} AND s.lease_until IS NULL
@@ -85,11 +94,12 @@ export async function claimStepBatch(
              = ANY(${[...EXECUTING_RUN_STATUSES]}::text[])
       RETURNING s.*, req.job_id AS claim_job_id
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, cause, detail, trace_id)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, cause, detail, trace_id)
       SELECT run_id, step_idx, ${StepEventKind.ATTEMPT}, 'executor: claimed',
              jsonb_build_object('attempt', attempts, 'worker', ${b.worker}::text, 'jobId', claim_job_id),
              trace_id
         FROM claimed
+       WHERE attempts > 1
     ), pub AS (
       UPDATE outbox o SET published_at = now()
         FROM claimed c

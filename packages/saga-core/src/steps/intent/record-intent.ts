@@ -5,7 +5,7 @@ import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow, StoredCompensation } from '../../db/schema.js';
 import { notifyRelays, relayAfter } from '../../outbox/enqueue-execution.js';
 import { EXECUTE_TOPIC, executeDispatch, type ExecuteDispatch } from '../../outbox/execute-job.js';
-import { StepEventKind } from '../step-event-kind.js';
+import { intakeEventColumns } from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
 import { type ToolClass } from '../../tools/tool-class.js';
 import { traceColumns } from '../../tracing/stored-trace.js';
@@ -79,15 +79,15 @@ export interface IntentInput {
 }
 
 /**
- * Writes the intent of one step: the saga-log row, its first event and, for INTENDED, the outbox message
- * that will make an executor run it. Must run in the caller's transaction, so the row and the message
- * commit together or not at all: no row, no call.
+ * Writes the intent of one step: the saga-log row with its first event (the `intake_…` columns, NULL → status,
+ * cause `intake`, detail `{args[, decision]}` as the journal shows it: `standard-events.ts`) and, for
+ * INTENDED, the outbox message that will make an executor run it. Must run in the caller's transaction, so
+ * the row and the message commit together or not at all: no row, no call.
  *
- * One statement (one round trip), with data-modifying CTEs that all see the inserted row:
+ * One statement (one round trip), with a data-modifying CTE that sees the inserted row:
  *
  * ```sql
- * WITH step AS (INSERT INTO saga_log (…) VALUES (…) RETURNING *),
- *      ev   AS (INSERT INTO step_events … SELECT …, NULL, status, 'intake', $detail FROM step),
+ * WITH step AS (INSERT INTO saga_log (…, intake_event_id, …) VALUES (…, nextval(…), …) RETURNING *),
  *      ob   AS (INSERT INTO outbox … SELECT … FROM step WHERE status = 'INTENDED')
  * SELECT * FROM step;
  * ```
@@ -123,29 +123,9 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
           approval_id: i.approvalId ?? null,
           step_id: i.stepId ?? null,
           ...traceColumns(trace),
+          ...intakeEventColumns(i.status, i.decision ?? null),
         })
         .returningAll(),
-    )
-    .with('ev', (db) =>
-      db
-        .insertInto('step_events')
-        .columns(['run_id', 'step_idx', 'kind', 'from_status', 'to_status', 'cause', 'detail', 'trace_id'])
-        .expression((eb) =>
-          eb
-            .selectFrom('step')
-            .select([
-              'run_id',
-              'step_idx',
-              sql<StepEventKind>`${StepEventKind.TRANSITION}::text`.as('kind'),
-              sql<string | null>`NULL::text`.as('from_status'),
-              'status',
-              sql<string>`'intake'::text`.as('cause'),
-              sql<string>`${JSON.stringify({ args: i.args, ...(i.decision ? { decision: i.decision } : {}) })}::jsonb`.as(
-                'detail',
-              ),
-              'trace_id',
-            ]),
-        ),
     )
     .with('ob', (db) =>
       db

@@ -3,7 +3,12 @@ import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { RunStatus } from '../../runs/run-status.js';
-import { StepEventKind } from '../step-event-kind.js';
+import {
+  ATTEMPT_EVENT_COLUMNS,
+  attemptEventValues,
+  INTAKE_EVENT_COLUMNS,
+  intakeEventValues,
+} from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
 import { sameOperation, type OperationIdentity, type OperationSql } from './find-duplicate-operation.js';
@@ -109,9 +114,13 @@ const ITEM_OPERATION: OperationSql = {
  *   (see "Concurrent duplicates" in `find-duplicate-operation.ts`). The UNKNOWN check reads this
  *   statement's snapshot.
  *
- * The intake event carries the call's `decision` when it has one (the join with `i`, as the outbox row's).
- * Each step is written with its item's trace context (hex, decoded to the bytea columns; the job in the
- * outbox row carries it as `traceparent`), and its intake event with the trace id.
+ * The intake event, and with a `claim` the first ATTEMPT, are data of the row (the `intake_…` and
+ * `attempt_…` columns; `standard-events.ts`), the intake event with the call's `decision` when it has one. Their
+ * ids are taken as the rows they replace took theirs: the intake's, then the attempt's (the order of the
+ * output columns), step after step in `(run_id, step_idx)` order (the `ORDER BY`: Postgres computes a
+ * volatile output such as `nextval` after the sort). Each step is written with its item's trace context
+ * (hex, decoded to the bytea columns; the job in the outbox row carries it as `traceparent`), which is
+ * also its events' trace id.
  *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
  * leave the outbox rows alone for `relayGraceMs`; a step with a `claim` is written claimed, with no outbox
@@ -163,7 +172,8 @@ export async function recordNewIntents(
     step AS (
       INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
                             payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id,
-                            lease_owner, lease_until, attempts, last_attempt_at)
+                            lease_owner, lease_until, attempts, last_attempt_at, ${INTAKE_EVENT_COLUMNS},
+                            ${ATTEMPT_EVENT_COLUMNS})
       SELECT i.run_id, i.step_idx, i.tenant_id, i.tool, i.tool_class, i.tool_version, i.idempotency_key, i.args,
              i.payload_hash, ${StepStatus.INTENDED}, i.compensation, i.correction,
              ARRAY(SELECT jsonb_array_elements_text(i.audience)),
@@ -173,7 +183,14 @@ export async function recordNewIntents(
              i.claim_owner,
              CASE WHEN i.claim_owner IS NOT NULL THEN now() + make_interval(secs => i.claim_secs) END,
              CASE WHEN i.claim_owner IS NOT NULL THEN 1 ELSE 0 END,
-             CASE WHEN i.claim_owner IS NOT NULL THEN now() END
+             CASE WHEN i.claim_owner IS NOT NULL THEN now() END,
+             ${intakeEventValues(sql`${StepStatus.INTENDED}::text`, sql`i.decision`)},
+             ${attemptEventValues(sql`i.claim_owner IS NOT NULL`, {
+               cause: sql`i.claim_cause`,
+               worker: sql`i.claim_owner`,
+               jobId: sql`i.job_id`,
+               key: sql`i.idempotency_key`,
+             })}
         FROM i JOIN run ON run.run_id = i.run_id AND run.tenant_id = i.tenant_id
        WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL AND NOT run.governed
          AND NOT EXISTS (SELECT 1 FROM saga_log u
@@ -185,24 +202,8 @@ export async function recordNewIntents(
                                    WHERE j.run_id = run.run_id AND j.step_idx <> i.step_idx
                                      AND ${sameOperation('j', ITEM_OPERATION)})))
          AND NOT EXISTS (SELECT 1 FROM saga_log t WHERE t.run_id = i.run_id AND t.step_idx = i.step_idx)
+       ORDER BY i.run_id, i.step_idx
       RETURNING *
-    ),
-    ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
-      SELECT e.run_id, e.step_idx, e.kind, e.from_status, e.to_status, e.cause, e.detail, e.trace_id
-        FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
-       CROSS JOIN LATERAL (
-         SELECT 0 AS n, s.run_id, s.step_idx, ${StepEventKind.TRANSITION}::text AS kind, NULL::text AS from_status,
-                s.status AS to_status, 'intake'::text AS cause,
-                CASE WHEN i.decision IS NULL THEN jsonb_build_object('args', s.args)
-                     ELSE jsonb_build_object('args', s.args, 'decision', i.decision) END AS detail,
-                s.trace_id
-         UNION ALL
-         SELECT 1, s.run_id, s.step_idx, ${StepEventKind.ATTEMPT}::text, NULL, NULL, i.claim_cause,
-                jsonb_build_object('attempt', 1, 'worker', i.claim_owner, 'jobId', i.job_id), s.trace_id
-          WHERE i.claim_owner IS NOT NULL
-       ) e
-       ORDER BY e.run_id, e.step_idx, e.n
     ),
     ob AS (
       INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)

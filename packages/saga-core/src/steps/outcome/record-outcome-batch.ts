@@ -3,6 +3,7 @@ import { stepSettledChannel } from '../../db/channels.js';
 import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
+import { setOutcomeEvent } from '../standard-events.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { SETTLED_STEP_STATUSES, StepStatus } from '../step-status.js';
 import { allowedSources } from '../step-transitions.js';
@@ -47,11 +48,18 @@ export function outcomeDetail(o: OutcomeRecord): Record<string, unknown> {
  * ```sql
  * WITH req AS (SELECT * FROM unnest(…) AS r(run_id, step_idx, to_status, from_status, …)),
  *      upd AS (UPDATE saga_log s SET status = req.to_status, … FROM req
+ *                     outcome_event_id = CASE WHEN attempts = 1 THEN nextval(…) ELSE … END, outcome_…
  *               WHERE <same row> AND s.status = req.from_status AND s.lease_owner = $owner
  *              RETURNING s.*, req.from_status),
- *      ev  AS (INSERT INTO step_events … 'TRANSITION', from_status, status, trace_id … FROM upd)
+ *      ev  AS (INSERT INTO step_event_rows … 'TRANSITION', from_status, status, trace_id … FROM upd
+ *               WHERE NOT (attempts = 1 AND from_status = 'INTENDED'))
  * SELECT upd.*, pg_notify($channel, idempotency_key) FROM upd;
  * ```
+ *
+ * The outcome of the step's first attempt (`attempts` = 1) is data of the row (the `outcome_…` columns,
+ * `standard-events.ts`; at most once: only this statement writes it, under the lease that attempt's claim
+ * took and this statement clears); the outcome of a later attempt is a row of `step_event_rows`, as
+ * `recordOutcomeSlow` writes every outcome's.
  *
  * A record with `deliver` is also the delivered mark of its outcome when that is settled (CONFIRMED,
  * FAILED), by the rule of `markOutcomesDelivered` and in its way: the runs of such records are locked
@@ -118,6 +126,11 @@ export async function recordOutcomeBatch(
              lease_until = NULL,
              lease_owner = NULL,
              updated_at = now(),
+             ${setOutcomeEvent(sql`s.attempts = 1 AND req.from_status = ${StepStatus.INTENDED}`, {
+               to: sql`req.to_status`,
+               cause: sql`req.cause`,
+               detail: sql`req.detail::jsonb`,
+             })},
              outcome_delivered = s.outcome_delivered
                OR (req.deliver AND coalesce((SELECT lk.fresh FROM lk WHERE lk.run_id = s.run_id), false))
         FROM req
@@ -134,10 +147,11 @@ export async function recordOutcomeBatch(
         FROM lk
        WHERE r.run_id = lk.run_id AND lk.fresh AND EXISTS (SELECT 1 FROM marked m WHERE m.run_id = r.run_id)
     ), ev AS (
-      INSERT INTO step_events (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
+      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
       SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb,
              trace_id
         FROM upd
+       WHERE NOT (attempts = 1 AND from_status = ${StepStatus.INTENDED})
     )
     SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${stepSettledChannel(schema)}, idempotency_key) END AS notified
       FROM upd`.execute(db);

@@ -85,5 +85,7 @@ describe('pnpm simulate, short', () => {
     const naiveDuplicates = doubling.map((m) => summary.byFaultMode[m]?.naive?.duplicates ?? 0);
     expect(naiveDuplicates.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(totals['naive']?.duplicates).toBeGreaterThan(0);
-  }, 300_000);
+    // Why 9 minutes: 87–207 s on this 2-core machine on most days, but past 300 s on a night when the
+    // machine ran everything about 2.5 times slower (5 December 2026); what is checked is the ledgers.
+  }, 540_000);
 });

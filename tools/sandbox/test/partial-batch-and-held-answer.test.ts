@@ -64,7 +64,7 @@ describe('delay after processing', () => {
       nth: 1,
       kind: 'delay',
       phase: 'after_processing',
-      delayMs: 1_000,
+      delayMs: 2_000,
       note: 'kill the sender',
     });
     const sent = call(`${sandbox.urls.shipping}/v1/shipments`, {
@@ -73,10 +73,11 @@ describe('delay after processing', () => {
         'idempotency-key': 'k-held',
       },
       json: { orderId: '1183', items: [{ sku: 'TEE-L', quantity: 1 }], reason: 'damaged' },
-      timeoutMs: 300,
+      // Shorter than the hold, long enough for the request to be read and processed on a slow night.
+      timeoutMs: 800,
     });
     await expect(sent).rejects.toThrow();
-    // The client gave up at 300 ms; the shipment was made before the hold began.
+    // The client gave up at 800 ms, during the hold; the shipment was made before the hold began.
     expect(sandbox.admin.ledger().shipping.shipments).toHaveLength(1);
     const [fault] = sandbox.admin.faults();
     expect(fault).toMatchObject({ fired: 1, processed: 1, note: 'kill the sender' });

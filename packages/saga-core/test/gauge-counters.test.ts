@@ -5,7 +5,7 @@
  * the expected numbers and against the whole-log query the gauge used to run, under concurrent writers,
  * rolled-back transactions and refused transitions, and for rows written before the migration.
  */
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -26,8 +26,7 @@ import {
   type SagaDb,
   type StepStatus as StepStatusT,
 } from '@agent-saga/core';
-import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
-import { MIGRATIONS } from '../src/db/migrations/index.js';
+import { createTestEnv, migrateCoreTo, type TestEnv } from '@agent-saga/core/testing';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -288,14 +287,7 @@ describe('migration 0008', () => {
     const db = createDb({ url: env.databaseUrl, schema, poolSize: 2 });
     try {
       await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(db);
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
-        migrationTableName: 'saga_migration',
-        migrationLockTableName: 'saga_migration_lock',
-        migrationTableSchema: schema,
-      });
-      const to0007 = await migrator.migrateTo('0007_unclaimed_intents');
+      const to0007 = await migrateCoreTo(db, schema, '0007_unclaimed_intents');
       expect(to0007.error).toBeUndefined();
       await sql`
         INSERT INTO runs (run_id, tenant_id, status, irreversible_before_pivot) VALUES

@@ -1,4 +1,4 @@
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertSchemaVersion,
@@ -10,7 +10,7 @@ import {
   type SagaDb,
 } from '@agent-saga/core';
 import { EmailDraftStatus } from '@agent-saga/connectors';
-import { createTestEnv, dumpSchema, type TestEnv } from '@agent-saga/core/testing';
+import { createTestEnv, dumpSchema, migrateCoreTo, type TestEnv } from '@agent-saga/core/testing';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
 import * as approvalStatus from '../src/review/approvals/approval-status.js';
 import * as authTokenRole from '../src/auth/token-role.js';
@@ -286,14 +286,7 @@ describe('migration 0011', () => {
       const names = Object.keys(MIGRATIONS);
       const before0011 = names[names.indexOf('0011_align_edited_migrations') - 1]!;
       await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(db);
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
-        migrationTableName: 'saga_migration',
-        migrationLockTableName: 'saga_migration_lock',
-        migrationTableSchema: schema,
-      });
-      expect((await migrator.migrateTo(before0011)).error).toBeUndefined();
+      expect((await migrateCoreTo(db, schema, before0011)).error).toBeUndefined();
       // The outbox as the 0005 of d562f6c left it, before relay_after was added to that file.
       await sql`ALTER TABLE outbox DROP COLUMN relay_after`.execute(db);
       await sql`INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload)

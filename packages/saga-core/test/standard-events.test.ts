@@ -5,7 +5,7 @@
  * path used to write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import {
   appendStepEvent,
   claimStepBatch,
@@ -24,7 +24,7 @@ import {
   type StepOutcome,
   type StepEventRow,
 } from '@agent-saga/core';
-import { backdateStepEvents, createTestEnv, type TestEnv } from '@agent-saga/core/testing';
+import { backdateStepEvents, createTestEnv, migrateCoreTo, type TestEnv } from '@agent-saga/core/testing';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
 import { countRedispatches, giveUpRedispatching } from '../src/steps/redispatch/redispatch-budget.js';
 import { intendedStep, newIntent } from './intended-step.js';
@@ -376,15 +376,8 @@ describe('migration 0022 down', () => {
       const before = (await journal.execute(db)).rows;
       expect(before).toHaveLength(3);
       const names = Object.keys(MIGRATIONS);
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) },
-        migrationTableName: 'saga_migration',
-        migrationLockTableName: 'saga_migration_lock',
-        migrationTableSchema: schema,
-      });
       expect(
-        (await migrator.migrateTo(names[names.indexOf('0022_standard_events_in_row') - 1]!)).error,
+        (await migrateCoreTo(db, schema, names[names.indexOf('0022_standard_events_in_row') - 1]!)).error,
       ).toBeUndefined();
       expect((await journal.execute(db)).rows).toEqual(before);
       await migrateToLatest(db, schema);

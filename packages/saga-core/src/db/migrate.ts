@@ -4,6 +4,7 @@ import {
   type DatabaseIntrospector,
   type Migration,
   type MigrationResult,
+  type MigrationResultSet,
   type TableMetadata,
 } from 'kysely';
 import { SCHEMA_NAME, type SagaDb } from './connect.js';
@@ -55,16 +56,30 @@ export async function migrateListToLatest(
     await sql`SELECT pg_advisory_xact_lock(hashtext(${`agent-saga:migrate:${schema}`}))`.execute(trx);
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(trx);
   });
-  const migrator = new Migrator({
+  const { error, results } = await listMigrator(db, schema, list).migrateToLatest();
+  if (!error) return results ?? [];
+  throw error instanceof Error ? error : new Error(`${list.owner} migration failed`, { cause: error });
+}
+
+/** Kysely's migrator of one list's migrations in `schema`, with its bookkeeping tables' names. */
+function listMigrator(db: SagaDb, schema: string, list: MigrationList): Migrator {
+  return new Migrator({
     db: withIntrospectionOf(db, schema),
     provider: { getMigrations: () => Promise.resolve({ ...list.migrations }) },
     migrationTableName: list.table,
     migrationLockTableName: `${list.table}_lock`,
     migrationTableSchema: schema,
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (!error) return results ?? [];
-  throw error instanceof Error ? error : new Error(`${list.owner} migration failed`, { cause: error });
+}
+
+/**
+ * Moves `schema` (already created) to core's migration `target`, up or down (kysely's `migrateTo`): for
+ * tests of a migration, its data before and after, and its `down`. Deployments only go forward
+ * ({@link migrateToLatest}).
+ */
+export function migrateCoreTo(db: SagaDb, schema: string, target: string): Promise<MigrationResultSet> {
+  if (!SCHEMA_NAME.test(schema)) throw new RangeError(`invalid schema name ${JSON.stringify(schema)}`);
+  return listMigrator(db, schema, CORE_MIGRATIONS).migrateTo(target);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { SagaDb } from '../db/connect.js';
 import type { RunStatus } from '../runs/run-status.js';
 import { TERMINAL_RUN_STATUSES } from '../runs/run-status.js';
@@ -158,6 +158,14 @@ async function tryPruneLock(conn: SagaDb): Promise<boolean> {
   return r.rows[0]!.ok;
 }
 
+/**
+ * What makes the run `r` final for retention: one of `statuses` (the final ones, see above) and unchanged
+ * since the cutoff. The one spelling of the rule every batch and count below joins its rows' runs by.
+ */
+function finalRunBefore(cutoff: Date, statuses: readonly string[]): RawBuilder<boolean> {
+  return sql<boolean>`r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}`;
+}
+
 async function cutoffOf(db: SagaDb, olderThanMs: number): Promise<Date> {
   const r = await sql<{ cutoff: Date }>`
     SELECT now() - ${olderThanMs} * interval '1 millisecond' AS cutoff`.execute(db);
@@ -180,7 +188,7 @@ async function deleteOutboxBatch(
       SELECT o.id FROM outbox o JOIN runs r ON r.run_id = o.run_id
        WHERE o.id > ${after}::bigint
          AND o.published_at IS NOT NULL AND o.published_at < ${cutoff}
-         AND r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}
+         AND ${finalRunBefore(cutoff, statuses)}
        ORDER BY o.id
        LIMIT ${limit}),
     gone AS (DELETE FROM outbox o USING doomed d WHERE o.id = d.id RETURNING o.id)
@@ -204,7 +212,7 @@ async function deleteEventsBatch(
     WITH doomed AS (
       SELECT e.run_id, e.id FROM runs r JOIN step_event_rows e ON e.run_id = r.run_id
        WHERE r.run_id >= ${after}
-         AND r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}
+         AND ${finalRunBefore(cutoff, statuses)}
          AND e.at < ${cutoff}
        ORDER BY r.run_id, e.id
        LIMIT ${limit}),
@@ -237,7 +245,7 @@ async function clearStoredEventsBatch(
       SELECT s.run_id, s.step_idx, ${sql.join(events.map((e) => sql`${old(e)} AS ${sql.ref(`old_${e[0]}`)}`))}
         FROM runs r JOIN saga_log s ON s.run_id = r.run_id
        WHERE r.run_id >= ${after}
-         AND r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}
+         AND ${finalRunBefore(cutoff, statuses)}
          AND (${sql.join(events.map(old), sql` OR `)})
        ORDER BY r.run_id, s.step_idx
        LIMIT ${limit}),
@@ -268,14 +276,14 @@ async function countOutbox(db: SagaDb, cutoff: Date, statuses: readonly string[]
   const r = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM outbox o JOIN runs r ON r.run_id = o.run_id
      WHERE o.published_at IS NOT NULL AND o.published_at < ${cutoff}
-       AND r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}`.execute(db);
+       AND ${finalRunBefore(cutoff, statuses)}`.execute(db);
   return r.rows[0]!.n;
 }
 
 async function countEvents(db: SagaDb, cutoff: Date, statuses: readonly string[]): Promise<number> {
   const r = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM runs r JOIN step_events e ON e.run_id = r.run_id
-     WHERE r.status = ANY(${statuses}::text[]) AND r.updated_at < ${cutoff}
+     WHERE ${finalRunBefore(cutoff, statuses)}
        AND e.at < ${cutoff}`.execute(db);
   return r.rows[0]!.n;
 }

@@ -44,7 +44,7 @@ export const STANDARD_EVENT_COLUMNS = {
 const NEXT_EVENT_ID = sql<string>`nextval('step_events_id_seq')`;
 
 /** The intake event's columns, for an INSERT's column list; {@link intakeEventValues} are their values. */
-export const INTAKE_EVENT_COLUMNS = sql.raw('intake_event_id, intake_event_at, intake_to, intake_decision');
+export const INTAKE_EVENT_COLUMNS = sql.raw(STANDARD_EVENT_COLUMNS.intake.join(', '));
 
 /**
  * The values of {@link INTAKE_EVENT_COLUMNS}: a new id, now (`clock_timestamp()`), the row's first status
@@ -79,9 +79,7 @@ export function intakeEventColumns(
 }
 
 /** The first attempt's columns, for an INSERT's column list; {@link attemptEventValues} are their values. */
-export const ATTEMPT_EVENT_COLUMNS = sql.raw(
-  'attempt_event_id, attempt_event_at, attempt_cause, attempt_worker, attempt_job_id',
-);
+export const ATTEMPT_EVENT_COLUMNS = sql.raw(STANDARD_EVENT_COLUMNS.attempt.join(', '));
 
 /**
  * The values of {@link ATTEMPT_EVENT_COLUMNS} when `made` (SQL boolean; all null otherwise): a new id, now,

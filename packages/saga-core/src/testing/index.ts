@@ -5,6 +5,7 @@ import { migrateToLatest } from '../db/migrate.js';
 
 export { dumpSchema } from './dump-schema.js';
 export { backdateStepEvents } from './backdate-step-events.js';
+export { migrateCoreTo } from '../db/migrate.js';
 export { dropQueues } from './drop-queues.js';
 export { installInMemoryTracing, type InMemoryTracing } from './in-memory-tracing.js';
 export {

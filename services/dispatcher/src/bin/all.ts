@@ -6,21 +6,22 @@
  * own process, so each pool scales by itself.
  *
  * Compiled (`node --conditions=agent-saga-dist services/dispatcher/dist/bin/all.js`, after `pnpm build`) it starts the compiled roles
- * as production does, with {@link ROLE_NODE_FLAGS}; from its TypeScript source (`node --import tsx
+ * as production does, with `ROLE_NODE_FLAGS`; from its TypeScript source (`node --import tsx
  * services/dispatcher/src/bin/all.ts`) it starts the roles' sources through tsx, as before.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ROLE_NODE_FLAGS } from '@agent-saga/core';
+import { nodeArgsFor } from '@agent-saga/core';
 
 const ROLES = ['api', 'relay', 'executor'] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** Compiled when this file is dist/bin/all.js: start the roles' .js beside it, else their .ts through tsx. */
 const compiled = import.meta.url.endsWith('.js');
+/** Each role's source entry (src/bin/<role>.ts, wherever this file runs from); core's `nodeArgsFor` runs it. */
 const roleArgs = (role: string): string[] =>
-  compiled ? [...ROLE_NODE_FLAGS, join(here, `${role}.js`)] : ['--import', 'tsx', join(here, `${role}.ts`)];
+  nodeArgsFor(join(here, '..', '..', 'src', 'bin', `${role}.ts`), compiled);
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;

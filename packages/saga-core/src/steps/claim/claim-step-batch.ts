@@ -7,6 +7,8 @@ import { setAttemptEvent } from '../standard-events.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 
+/** The cause of the ATTEMPT event of an executor's claim (a step claimed at intake has the api's own). */
+export const EXECUTOR_CLAIM_CAUSE = 'executor: claimed';
 /** One delivered job asking to claim its step. */
 export interface ClaimRequest {
   /** The step, by its primary key (the job carries both): the log has no index on the key (migration 0012). */
@@ -82,7 +84,7 @@ export async function claimStepBatch(
              attempts = s.attempts + 1,
              last_attempt_at = now(),
              ${setAttemptEvent(sql`s.attempts = 0`, {
-               cause: sql`'executor: claimed'::text`,
+               cause: sql`${EXECUTOR_CLAIM_CAUSE}::text`,
                worker: sql`${b.worker}::text`,
                jobId: sql`req.job_id`,
                key: sql`s.idempotency_key`,
@@ -95,7 +97,7 @@ export async function claimStepBatch(
       RETURNING s.*, req.job_id AS claim_job_id
     ), ev AS (
       INSERT INTO step_event_rows (run_id, step_idx, kind, cause, detail, trace_id)
-      SELECT run_id, step_idx, ${StepEventKind.ATTEMPT}, 'executor: claimed',
+      SELECT run_id, step_idx, ${StepEventKind.ATTEMPT}, ${EXECUTOR_CLAIM_CAUSE}::text,
              jsonb_build_object('attempt', attempts, 'worker', ${b.worker}::text, 'jobId', claim_job_id),
              trace_id
         FROM claimed

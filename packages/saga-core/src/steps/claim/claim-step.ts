@@ -6,7 +6,7 @@ import { EXECUTING_RUN_STATUSES, type RunStatus } from '../../runs/run-status.js
 import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 import { appendStepEvent } from '../append-event.js';
-import { claimStepBatch, leaseUntil } from './claim-step-batch.js';
+import { claimStepBatch, EXECUTOR_CLAIM_CAUSE, leaseUntil } from './claim-step-batch.js';
 import { transitionStep } from '../transition-step.js';
 import { withdrawalCause, withdrawUnclaimedStep } from './withdraw-unclaimed-steps.js';
 
@@ -192,7 +192,7 @@ async function claimLocked(trx: SagaTrx, c: ClaimInput): Promise<ClaimResult | n
     runId: claimed.run_id,
     stepIdx: claimed.step_idx,
     kind: StepEventKind.ATTEMPT,
-    cause: 'executor: claimed',
+    cause: EXECUTOR_CLAIM_CAUSE,
     detail: { attempt: claimed.attempts, worker: c.worker, jobId: c.jobId },
   });
   await markJobPublished(trx, c.jobId);

@@ -117,7 +117,7 @@ async function grow(rows: number, keepAlive: SagaDb): Promise<void> {
     await sql`INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key,
                                     args, payload_hash, status, audience, attempts, outcome_delivered)
               SELECT 'old-' || (g / ${STEPS_PER_RUN}), g % ${STEPS_PER_RUN}, 'bench', 'noop', 'compensatable', 1,
-                     md5(g::text), '{}', md5(g::text), 'CONFIRMED', '{}', 1, true
+                     md5(g::text), '{}', decode(md5(g::text), 'hex'), 'CONFIRMED', '{}', 1, true
                 FROM generate_series(0, ${rows - 1}) g`.execute(other);
   } finally {
     clearInterval(ping);

@@ -130,7 +130,7 @@ describe('logs of a full incident', () => {
       .where('run_id', '=', runId)
       .where('tool', '=', 'charge_card')
       .executeTakeFirstOrThrow();
-    expect(row.payload_hash.startsWith(chargeLine.argsHash)).toBe(true);
+    expect(row.payload_hash.toString('hex').startsWith(chargeLine.argsHash)).toBe(true);
     expect(intended.find((l) => l.tool === 'reship')!.argNames).toContain('reason');
   }, 150_000);
 });

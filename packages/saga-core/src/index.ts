@@ -198,7 +198,7 @@ export {
 export { readStepDecisions } from './steps/intent/read-step-decisions.js';
 export { recordNewIntents, type IntakeClaim, type NewIntent } from './steps/intent/record-new-intents.js';
 export { listStepEvents } from './steps/list-step-events.js';
-export { STANDARD_EVENT_COLUMNS } from './steps/standard-events.js';
+export { INTAKE_CLAIM_CAUSE, STANDARD_EVENT_COLUMNS } from './steps/standard-events.js';
 export {
   classifyToolError,
   type StoredToolError,

@@ -114,7 +114,7 @@ describe('the plans of the grouped statements (made once per connection)', () =>
       INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
                             payload_hash, status, audience, attempts, outcome_delivered)
       SELECT 'old-' || (g / 20 + 1), g % 20, 'acme', 'create_ticket', 'compensatable', 1, md5(g::text),
-             jsonb_build_object('orderId', g), md5(g::text), 'CONFIRMED', '{}', 1, true
+             jsonb_build_object('orderId', g), decode(md5(g::text), 'hex'), 'CONFIRMED', '{}', 1, true
         FROM generate_series(0, 199999) g`.execute(env.db);
     await sql`ANALYZE runs, saga_log, step_event_rows, outbox`.execute(env.db);
     await expectIndexOnlyPlans('loaded');

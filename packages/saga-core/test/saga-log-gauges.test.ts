@@ -51,7 +51,7 @@ async function step(runId: string, stepIdx: number, tool: string, status: StepSt
       tool_version: 1,
       idempotency_key: `${runId}:${stepIdx}:${tool}`,
       args: '{}',
-      payload_hash: 'h',
+      payload_hash: Buffer.from('h'),
       status,
       audience: [],
       last_attempt_at: ago(lastAttemptSecs),

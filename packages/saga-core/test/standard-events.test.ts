@@ -20,6 +20,7 @@ import {
   STANDARD_EVENT_COLUMNS,
   StepStatus,
   transitionStep,
+  type SagaDb,
   type SagaTrx,
   type StepOutcome,
   type StepEventRow,
@@ -346,32 +347,49 @@ describe('retention of the stored events', () => {
   });
 });
 
+/**
+ * Runs `test` on a schema of its own migrated to the latest version, with run `runId` RUNNING (for the
+ * tests that migrate down and up again), and drops the schema after.
+ */
+async function inFreshSchema(
+  suffix: string,
+  runId: string,
+  test: (db: SagaDb, schema: string) => Promise<void>,
+): Promise<void> {
+  const schema = `${env.schema}_${suffix}`;
+  const db = createDb({ url: env.databaseUrl, schema });
+  try {
+    await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(db);
+    await migrateToLatest(db, schema);
+    await sql`INSERT INTO runs (run_id, tenant_id, status) VALUES (${runId}, 'acme', 'RUNNING')`.execute(db);
+    await test(db, schema);
+  } finally {
+    await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db);
+    await db.destroy();
+  }
+}
+
+/** The inline executor's CONFIRMED outcome of step 0 of `runId`, claimed at intake by `api-1`. */
+async function confirmAtIntakeOwner(
+  db: SagaDb,
+  schema: string,
+  runId: string,
+  durationMs?: number,
+): Promise<void> {
+  const outcome: StepOutcome = { status: 'CONFIRMED', effect: { externalRef: 'x', result: null } };
+  const rows = await recordOutcomeBatch(db, 'api-1', [{ runId, stepIdx: 0, outcome, durationMs }], schema);
+  expect(rows).toHaveLength(1);
+}
+
 describe('migration 0022 down', () => {
   it('turns the stored events back into rows: the journal reads the same before and after', async () => {
-    const schema = `${env.schema}_down`;
-    const db = createDb({ url: env.databaseUrl, schema });
-    try {
-      await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(db);
-      await migrateToLatest(db, schema);
-      await sql`INSERT INTO runs (run_id, tenant_id, status) VALUES ('d', 'acme', 'RUNNING')`.execute(db);
+    await inFreshSchema('down', 'd', async (db, schema) => {
       await recordNewIntents(
         db,
         [newIntent('d', 0, { claim: { owner: 'api-1', leaseMs: 10_000, cause: 'api: claimed at intake' } })],
         0,
       );
-      await recordOutcomeBatch(
-        db,
-        'api-1',
-        [
-          {
-            runId: 'd',
-            stepIdx: 0,
-            outcome: { status: 'CONFIRMED', effect: { externalRef: 'x', result: null } },
-            durationMs: 1,
-          },
-        ],
-        schema,
-      );
+      await confirmAtIntakeOwner(db, schema, 'd', 1);
       const journal = sql<Record<string, unknown>>`SELECT * FROM step_events WHERE run_id = 'd' ORDER BY id`;
       const before = (await journal.execute(db)).rows;
       expect(before).toHaveLength(3);
@@ -382,9 +400,76 @@ describe('migration 0022 down', () => {
       expect((await journal.execute(db)).rows).toEqual(before);
       await migrateToLatest(db, schema);
       expect((await journal.execute(db)).rows).toEqual(before);
-    } finally {
-      await sql`DROP SCHEMA IF EXISTS ${sql.id(schema)} CASCADE`.execute(db);
-      await db.destroy();
-    }
+    });
+  });
+});
+
+describe('migration 0023: the narrow row', () => {
+  it('stores the usual values as null, the hash as its bytes; the view and 0023 down give the same journal', async () => {
+    await inFreshSchema('narrow', 'n', async (db, schema) => {
+      const intent = newIntent('n', 0, {
+        claim: { owner: 'api-1', leaseMs: 10_000, cause: 'api: claimed at intake' },
+        compensation: { tool: 'close_ticket', toolVersion: 1, args: { ticket: { $ref: 'k' } }, key: 'ck' },
+      });
+      await recordNewIntents(db, [intent], 0);
+      await confirmAtIntakeOwner(db, schema, 'n');
+      const stored = await sql<Record<string, unknown>>`
+        SELECT intake_to, attempt_cause, outcome_to, outcome_cause, outcome_detail, encode(payload_hash, 'hex') AS hash,
+               pg_typeof(compensation)::text AS compensation_type
+          FROM saga_log WHERE run_id = 'n'`.execute(db);
+      expect(stored.rows[0]).toEqual({
+        intake_to: null,
+        attempt_cause: null,
+        outcome_to: null,
+        outcome_cause: null,
+        outcome_detail: null,
+        hash: intent.payloadHash,
+        compensation_type: 'json',
+      });
+      const journal = sql<Record<string, unknown>>`
+        SELECT kind, from_status, to_status, cause, detail FROM step_events WHERE run_id = 'n' ORDER BY id`;
+      const shownBefore = (await journal.execute(db)).rows;
+      expect(shownBefore).toEqual([
+        {
+          kind: 'transition',
+          from_status: null,
+          to_status: 'INTENDED',
+          cause: 'intake',
+          detail: { args: intent.args },
+        },
+        {
+          kind: 'attempt',
+          from_status: null,
+          to_status: null,
+          cause: 'api: claimed at intake',
+          detail: { attempt: 1, worker: 'api-1', jobId: intent.idempotencyKey },
+        },
+        {
+          kind: 'transition',
+          from_status: 'INTENDED',
+          to_status: 'CONFIRMED',
+          cause: 'executor: tool returned',
+          detail: {},
+        },
+      ]);
+      const names = Object.keys(MIGRATIONS);
+      expect(
+        (await migrateCoreTo(db, schema, names[names.indexOf('0023_narrow_saga_log_row') - 1]!)).error,
+      ).toBeUndefined();
+      expect((await journal.execute(db)).rows).toEqual(shownBefore);
+      const down = await sql<Record<string, unknown>>`
+        SELECT intake_to, attempt_cause, outcome_to, outcome_cause, payload_hash, compensation
+          FROM saga_log WHERE run_id = 'n'`.execute(db);
+      expect(down.rows[0]).toEqual({
+        intake_to: 'INTENDED',
+        attempt_cause: 'api: claimed at intake',
+        outcome_to: 'CONFIRMED',
+        outcome_cause: 'executor: tool returned',
+        payload_hash: intent.payloadHash,
+        compensation: intent.compensation,
+      });
+      await migrateToLatest(db, schema);
+      expect((await journal.execute(db)).rows).toEqual(shownBefore);
+    });
   });
 });

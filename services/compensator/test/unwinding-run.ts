@@ -29,7 +29,7 @@ export async function unwindingRun(db: SagaDb, runId: string): Promise<StepRow> 
       tool_version: 1,
       idempotency_key: key,
       args: JSON.stringify({ n: 1 }),
-      payload_hash: 'h',
+      payload_hash: Buffer.from('h'),
       status: 'CONFIRMED',
       external_ref: `ref-${runId}`,
       compensation: JSON.stringify({

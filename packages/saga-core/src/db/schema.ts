@@ -88,7 +88,8 @@ export interface SagaLogTable {
   tool_version: number;
   idempotency_key: string;
   args: Json<Record<string, unknown>>;
-  payload_hash: string;
+  /** sha256 of the canonical `{ tool, args }`, its 32 bytes (migration 0023; hex in `payloadHash`). */
+  payload_hash: ColumnType<Buffer, Buffer, never>;
   status: StepStatus;
   external_ref: string | null;
   result: JsonNullable;

@@ -26,9 +26,34 @@ import type { StepStatus } from './step-status.js';
  *
  * Each event takes its id from `step_events_id_seq` when it is written (a row's default), so ids order the
  * journal as before and paging by id still works; its time is `clock_timestamp()` then (a row's default).
- * The columns, and what the view adds to them: migration 0022. This module is the one place that writes
- * them; retention (`prune-log.ts`) is the one place that clears them.
+ * The usual values ({@link USUAL_EVENT_VALUES}) are
+ * stored as null and given back by the view (migration 0023: every byte of the row goes to the WAL with
+ * each version that leaves its page). The columns, and what the view adds to them: migrations 0022 and
+ * 0023. This module is the one place that writes them; retention (`prune-log.ts`) is the one place that
+ * clears them.
  */
+
+/** The cause of the ATTEMPT event of a step claimed at intake (the API's inline executor). */
+export const INTAKE_CLAIM_CAUSE = 'api: claimed at intake';
+
+/** The cause of the executor's outcome TRANSITION when the tool returned an effect. */
+export const TOOL_RETURNED_CAUSE = 'executor: tool returned';
+
+/**
+ * The values a stored event usually has, written as null and given back by the view `step_events`
+ * (migration 0023 spells the same values in its `coalesce`s; the outcome's `{}` detail too).
+ */
+export const USUAL_EVENT_VALUES = {
+  intakeTo: 'INTENDED',
+  attemptCause: INTAKE_CLAIM_CAUSE,
+  outcomeTo: 'CONFIRMED',
+  outcomeCause: TOOL_RETURNED_CAUSE,
+} as const satisfies Record<string, string>;
+
+/** `value` (SQL text), or null when it is `usual`. */
+function unlessUsual(value: RawBuilder<string>, usual: string): RawBuilder<string | null> {
+  return sql<string | null>`nullif(${value}, ${sql.lit(usual)})`;
+}
 
 /**
  * Every column of `saga_log` that holds a standard event, by event (migration 0022): its id first, then its
@@ -54,7 +79,7 @@ export function intakeEventValues(
   to: RawBuilder<string>,
   decision: RawBuilder<unknown>,
 ): RawBuilder<unknown> {
-  return sql`${NEXT_EVENT_ID}, clock_timestamp(), ${to}, ${decision}`;
+  return sql`${NEXT_EVENT_ID}, clock_timestamp(), ${unlessUsual(to, USUAL_EVENT_VALUES.intakeTo)}, ${decision}`;
 }
 
 /**
@@ -67,13 +92,13 @@ export function intakeEventColumns(
 ): {
   readonly intake_event_id: RawBuilder<string>;
   readonly intake_event_at: RawBuilder<Date>;
-  readonly intake_to: StepStatus;
+  readonly intake_to: StepStatus | null;
   readonly intake_decision: string | null;
 } {
   return {
     intake_event_id: NEXT_EVENT_ID,
     intake_event_at: sql<Date>`clock_timestamp()`,
-    intake_to: to,
+    intake_to: to === USUAL_EVENT_VALUES.intakeTo ? null : to,
     intake_decision: decision === null ? null : JSON.stringify(decision),
   };
 }
@@ -88,7 +113,8 @@ export const ATTEMPT_EVENT_COLUMNS = sql.raw(STANDARD_EVENT_COLUMNS.attempt.join
  */
 export function attemptEventValues(made: RawBuilder<boolean>, a: AttemptEventSql): RawBuilder<unknown> {
   return sql`CASE WHEN ${made} THEN ${NEXT_EVENT_ID} END, CASE WHEN ${made} THEN clock_timestamp() END,
-             CASE WHEN ${made} THEN ${a.cause} END, CASE WHEN ${made} THEN ${a.worker} END,
+             CASE WHEN ${made} THEN ${unlessUsual(a.cause, USUAL_EVENT_VALUES.attemptCause)} END,
+             CASE WHEN ${made} THEN ${a.worker} END,
              CASE WHEN ${made} THEN nullif(${a.jobId}, ${a.key}) END`;
 }
 
@@ -99,7 +125,8 @@ export function attemptEventValues(made: RawBuilder<boolean>, a: AttemptEventSql
 export function setAttemptEvent(made: RawBuilder<boolean>, a: AttemptEventSql): RawBuilder<unknown> {
   return sql`attempt_event_id = CASE WHEN ${made} THEN ${NEXT_EVENT_ID} ELSE s.attempt_event_id END,
              attempt_event_at = CASE WHEN ${made} THEN clock_timestamp() ELSE s.attempt_event_at END,
-             attempt_cause = CASE WHEN ${made} THEN ${a.cause} ELSE s.attempt_cause END,
+             attempt_cause = CASE WHEN ${made} THEN ${unlessUsual(a.cause, USUAL_EVENT_VALUES.attemptCause)}
+                                  ELSE s.attempt_cause END,
              attempt_worker = CASE WHEN ${made} THEN ${a.worker} ELSE s.attempt_worker END,
              attempt_job_id = CASE WHEN ${made} THEN nullif(${a.jobId}, ${a.key}) ELSE s.attempt_job_id END`;
 }
@@ -127,7 +154,9 @@ export function setOutcomeEvent(
 ): RawBuilder<unknown> {
   return sql`outcome_event_id = CASE WHEN ${made} THEN ${NEXT_EVENT_ID} ELSE s.outcome_event_id END,
              outcome_event_at = CASE WHEN ${made} THEN clock_timestamp() ELSE s.outcome_event_at END,
-             outcome_to = CASE WHEN ${made} THEN ${o.to} ELSE s.outcome_to END,
-             outcome_cause = CASE WHEN ${made} THEN ${o.cause} ELSE s.outcome_cause END,
-             outcome_detail = CASE WHEN ${made} THEN ${o.detail} ELSE s.outcome_detail END`;
+             outcome_to = CASE WHEN ${made} THEN ${unlessUsual(o.to, USUAL_EVENT_VALUES.outcomeTo)}
+                               ELSE s.outcome_to END,
+             outcome_cause = CASE WHEN ${made} THEN ${unlessUsual(o.cause, USUAL_EVENT_VALUES.outcomeCause)}
+                                  ELSE s.outcome_cause END,
+             outcome_detail = CASE WHEN ${made} THEN nullif(${o.detail}, '{}'::jsonb) ELSE s.outcome_detail END`;
 }

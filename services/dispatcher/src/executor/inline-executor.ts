@@ -1,4 +1,5 @@
 import {
+  INTAKE_CLAIM_CAUSE,
   storedTrace,
   type AnyTool,
   type ExecuteDispatch,
@@ -73,9 +74,6 @@ export interface InlineSlot {
   /** Gives the place back without running anything (idempotent). */
   release(): void;
 }
-
-/** The cause of the ATTEMPT event of a step claimed at intake. */
-export const INTAKE_CLAIM_CAUSE = 'api: claimed at intake';
 
 export type InlineExecutorDeps = Omit<ExecuteStepDeps, 'workerId' | 'shutdownSignal' | 'groups'> & {
   /** Steps run at once at most; past it, calls are dispatched to the executor pool. */

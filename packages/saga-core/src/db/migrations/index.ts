@@ -20,6 +20,7 @@ import * as m0019 from './0019_trace_context.js';
 import * as m0020 from './0020_duplicate_check_plan.js';
 import * as m0021 from './0021_saga_log_column_order.js';
 import * as m0022 from './0022_standard_events_in_row.js';
+import * as m0023 from './0023_narrow_saga_log_row.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -49,6 +50,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0020_duplicate_check_plan': m0020,
   '0021_saga_log_column_order': m0021,
   '0022_standard_events_in_row': m0022,
+  '0023_narrow_saga_log_row': m0023,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

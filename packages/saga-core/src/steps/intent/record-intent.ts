@@ -114,7 +114,7 @@ export async function recordIntent(trx: SagaTrx, i: IntentInput): Promise<StepRo
           tool_version: i.toolVersion,
           idempotency_key: i.idempotencyKey,
           args: JSON.stringify(i.args),
-          payload_hash: i.payloadHash,
+          payload_hash: Buffer.from(i.payloadHash, 'hex'),
           status: i.status,
           compensation: i.compensation ? JSON.stringify(i.compensation) : null,
           correction: i.correction ? JSON.stringify(i.correction) : null,

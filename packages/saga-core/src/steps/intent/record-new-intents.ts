@@ -148,7 +148,7 @@ export async function recordNewIntents(
                            ${col((i) => i.stepIdx)}::int[], ${col((i) => i.tool)}::text[],
                            ${col((i) => i.toolClass)}::text[], ${col((i) => i.toolVersion)}::int[],
                            ${col((i) => i.idempotencyKey)}::text[], ${col((i) => JSON.stringify(i.args))}::jsonb[],
-                           ${col((i) => i.payloadHash)}::text[], ${col((i) => json(i.compensation))}::jsonb[],
+                           ${col((i) => i.payloadHash)}::text[], ${col((i) => json(i.compensation))}::json[],
                            ${col((i) => json(i.correction))}::jsonb[], ${col((i) => JSON.stringify(i.audience))}::jsonb[],
                            ${col((i) => json(i.dependsOn))}::jsonb[],
                            ${dispatches.map((d) => d.jobId)}::text[],
@@ -175,7 +175,7 @@ export async function recordNewIntents(
                             lease_owner, lease_until, attempts, last_attempt_at, ${INTAKE_EVENT_COLUMNS},
                             ${ATTEMPT_EVENT_COLUMNS})
       SELECT i.run_id, i.step_idx, i.tenant_id, i.tool, i.tool_class, i.tool_version, i.idempotency_key, i.args,
-             i.payload_hash, ${StepStatus.INTENDED}, i.compensation, i.correction,
+             decode(i.payload_hash, 'hex'), ${StepStatus.INTENDED}, i.compensation, i.correction,
              ARRAY(SELECT jsonb_array_elements_text(i.audience)),
              CASE WHEN i.depends_on IS NOT NULL
                   THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END,

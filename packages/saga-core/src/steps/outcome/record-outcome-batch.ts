@@ -3,7 +3,7 @@ import { stepSettledChannel } from '../../db/channels.js';
 import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
-import { setOutcomeEvent } from '../standard-events.js';
+import { setOutcomeEvent, TOOL_RETURNED_CAUSE } from '../standard-events.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { SETTLED_STEP_STATUSES, StepStatus } from '../step-status.js';
 import { allowedSources } from '../step-transitions.js';
@@ -29,7 +29,7 @@ export interface OutcomeRecord {
 
 /** The cause written on the executor's own outcome transition. */
 export function executorCause(status: StepOutcome['status']): string {
-  return `executor: ${status === StepStatus.CONFIRMED ? 'tool returned' : 'tool threw'}`;
+  return status === StepStatus.CONFIRMED ? TOOL_RETURNED_CAUSE : 'executor: tool threw';
 }
 
 /** The event detail of an executor outcome: the duration, and the error for FAILED / UNKNOWN. */

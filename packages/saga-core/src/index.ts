@@ -199,6 +199,7 @@ export { readStepDecisions } from './steps/intent/read-step-decisions.js';
 export { recordNewIntents, type IntakeClaim, type NewIntent } from './steps/intent/record-new-intents.js';
 export { listStepEvents } from './steps/list-step-events.js';
 export { INTAKE_CLAIM_CAUSE, STANDARD_EVENT_COLUMNS } from './steps/standard-events.js';
+export { STEP_ROW_COLUMNS, stepRowColumns } from './steps/step-row-columns.js';
 export {
   classifyToolError,
   type StoredToolError,

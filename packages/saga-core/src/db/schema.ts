@@ -354,7 +354,33 @@ export interface Database {
 }
 
 export type RunRow = Selectable<RunsTable>;
-export type StepRow = Selectable<SagaLogTable>;
+/**
+ * A step as its readers get it: the `saga_log` row without the standard events it stores (migration 0022,
+ * read through the view `step_events`); `steps/step-row-columns.ts` lists its columns for the SQL that returns it.
+ */
+export type StepRow = Omit<Selectable<SagaLogTable>, StoredEventColumn>;
+
+/**
+ * The columns of `saga_log` that hold a standard event (migration 0022; `steps/standard-events.ts` lists
+ * them by event as `STANDARD_EVENT_COLUMNS`, checked against this union both ways).
+ */
+export type StoredEventColumn = Extract<
+  keyof SagaLogTable,
+  | 'outcome_event_id'
+  | 'outcome_event_at'
+  | 'outcome_to'
+  | 'outcome_cause'
+  | 'outcome_detail'
+  | 'attempt_event_id'
+  | 'attempt_event_at'
+  | 'attempt_cause'
+  | 'attempt_worker'
+  | 'attempt_job_id'
+  | 'intake_event_id'
+  | 'intake_event_at'
+  | 'intake_to'
+  | 'intake_decision'
+>;
 export type NewStepRow = Insertable<SagaLogTable>;
 export type StepPatch = Updateable<SagaLogTable>;
 export type StepEventRow = Selectable<StepEventsView>;

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { SagaLogTable } from '../db/schema.js';
+import type { StoredEventColumn } from '../db/schema.js';
 import type { StepStatus } from './step-status.js';
 
 /**
@@ -63,7 +63,16 @@ export const STANDARD_EVENT_COLUMNS = {
   outcome: ['outcome_event_id', 'outcome_event_at', 'outcome_to', 'outcome_cause', 'outcome_detail'],
   attempt: ['attempt_event_id', 'attempt_event_at', 'attempt_cause', 'attempt_worker', 'attempt_job_id'],
   intake: ['intake_event_id', 'intake_event_at', 'intake_to', 'intake_decision'],
-} as const satisfies Record<string, readonly (keyof SagaLogTable)[]>;
+} as const satisfies Record<string, readonly StoredEventColumn[]>;
+
+/** A compile-time check that {@link STANDARD_EVENT_COLUMNS} lists every `StoredEventColumn`. */
+type UnlistedEventColumn = Exclude<
+  StoredEventColumn,
+  (typeof STANDARD_EVENT_COLUMNS)[keyof typeof STANDARD_EVENT_COLUMNS][number]
+>;
+export const STANDARD_EVENT_COLUMNS_COMPLETE: [UnlistedEventColumn] extends [never]
+  ? true
+  : UnlistedEventColumn = true;
 
 /** The next event id, as a row of `step_event_rows` takes it (its column default). */
 const NEXT_EVENT_ID = sql<string>`nextval('step_events_id_seq')`;

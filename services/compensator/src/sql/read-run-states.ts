@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import {
   preparedAs,
+  stepRowColumns,
   type CompensationRow,
   type RunPolicy,
   type RunStatus,
@@ -42,7 +43,8 @@ export interface RunState {
  *
  * ```sql
  * SELECT r.run_id AS of_run, r.status AS run_status, r.status_reason AS run_status_reason,
- *        r.tenant_id AS run_tenant_id, r.policy AS run_policy, r.authority_at AS run_authority_at, s.*
+ *        r.tenant_id AS run_tenant_id, r.policy AS run_policy, r.authority_at AS run_authority_at,
+ *        s.<STEP_ROW_COLUMNS>
  *   FROM runs r LEFT JOIN LATERAL (SELECT * FROM saga_log s WHERE s.run_id = r.run_id OFFSET 0) s ON true
  *  WHERE r.run_id = ANY($runs) ORDER BY r.run_id, s.step_idx;
  * SELECT c.*, clock.db_now FROM (SELECT now() AS db_now) clock
@@ -81,7 +83,7 @@ export async function readRunStates(
     sql<StepRead>`${preparedAs('comp_read_runs_steps')}
       SELECT r.run_id AS of_run, r.status AS run_status, r.status_reason AS run_status_reason,
              r.tenant_id AS run_tenant_id, r.policy AS run_policy, r.authority_at AS run_authority_at,
-             r.definition_name AS run_definition, s.*
+             r.definition_name AS run_definition, ${stepRowColumns('s')}
         FROM runs r
         LEFT JOIN LATERAL (SELECT * FROM saga_log s WHERE s.run_id = r.run_id OFFSET 0) s ON true
        WHERE r.run_id = ANY(${ids}::text[])

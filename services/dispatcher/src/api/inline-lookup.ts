@@ -200,7 +200,7 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
           lookups,
           ...(v.kind === 'too-early' ? { believableAt: v.believableAt.toISOString() } : {}),
         });
-        let row = now;
+        let row: StepRow = now;
         if (seenAs.status === StepStatus.INTENDED)
           // The lease ran out with no outcome recorded: whoever held it is gone; the outcome is unknown.
           row = await transitionStep(trx, {

@@ -4,6 +4,7 @@ import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { EXECUTING_RUN_STATUSES } from '../../runs/run-status.js';
 import { setAttemptEvent } from '../standard-events.js';
+import { stepRowColumns } from '../step-row-columns.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { StepStatus } from '../step-status.js';
 
@@ -94,7 +95,7 @@ export async function claimStepBatch(
          AND s.status = ${StepStatus.INTENDED} AND s.lease_until IS NULL
          AND (SELECT r.status FROM runs r WHERE r.run_id = s.run_id)
              = ANY(${[...EXECUTING_RUN_STATUSES]}::text[])
-      RETURNING s.*, req.job_id AS claim_job_id
+      RETURNING ${stepRowColumns('s')}, req.job_id AS claim_job_id
     ), ev AS (
       INSERT INTO step_event_rows (run_id, step_idx, kind, cause, detail, trace_id)
       SELECT run_id, step_idx, ${StepEventKind.ATTEMPT}, ${EXECUTOR_CLAIM_CAUSE}::text,

@@ -10,6 +10,7 @@ import {
   intakeEventValues,
 } from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
+import { stepRowColumns } from '../step-row-columns.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
 import { sameOperation, type OperationIdentity, type OperationSql } from './find-duplicate-operation.js';
 import { firstDispatchOf, intentTrace, type IntentInput } from './record-intent.js';
@@ -203,7 +204,7 @@ export async function recordNewIntents(
                                      AND ${sameOperation('j', ITEM_OPERATION)})))
          AND NOT EXISTS (SELECT 1 FROM saga_log t WHERE t.run_id = i.run_id AND t.step_idx = i.step_idx)
        ORDER BY i.run_id, i.step_idx
-      RETURNING *
+      RETURNING ${stepRowColumns()}
     ),
     ob AS (
       INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)

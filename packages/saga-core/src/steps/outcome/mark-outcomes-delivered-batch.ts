@@ -3,6 +3,7 @@ import type { SagaDb, SagaTrx } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { SETTLED_STEP_STATUSES } from '../step-status.js';
+import { stepRowColumns } from '../step-row-columns.js';
 import { cursorAfterMarks, markDeliveredUnderLock } from './mark-outcome-delivered.js';
 
 /** One response that carried a step's settled outcome to its caller. */
@@ -57,7 +58,7 @@ export async function markOutcomesDelivered(
     StepRow & { readonly ord: string; readonly just_marked: boolean; readonly stale: boolean }
   >`${preparedAs('saga_mark_outcomes_delivered')}
     WITH d AS MATERIALIZED (
-      SELECT d.ord, s.* FROM unnest(${items.map((i) => i.tenantId)}::text[], ${items.map((i) => i.runId)}::text[],
+      SELECT d.ord, ${stepRowColumns('s')} FROM unnest(${items.map((i) => i.tenantId)}::text[], ${items.map((i) => i.runId)}::text[],
                                     ${items.map((i) => i.stepIdx)}::int[]) WITH ORDINALITY AS d(tenant_id, run_id, step_idx, ord)
         LEFT JOIN saga_log s ON s.run_id = d.run_id AND s.step_idx = d.step_idx AND s.tenant_id = d.tenant_id
     ), lk AS MATERIALIZED (

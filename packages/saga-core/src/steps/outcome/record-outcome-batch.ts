@@ -4,6 +4,7 @@ import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { setOutcomeEvent, TOOL_RETURNED_CAUSE } from '../standard-events.js';
+import { stepRowColumns } from '../step-row-columns.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { SETTLED_STEP_STATUSES, StepStatus } from '../step-status.js';
 import { allowedSources } from '../step-transitions.js';
@@ -138,7 +139,7 @@ export async function recordOutcomeBatch(
          AND s.status = req.from_status
          AND s.lease_owner = ${leaseOwner}
          AND (SELECT count(*) FROM lk) >= 0
-      RETURNING s.*, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
+      RETURNING ${stepRowColumns('s')}, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
                 req.notify AS ev_notify, req.deliver AND s.outcome_delivered AS just_marked
     ), marked AS (
       SELECT run_id, step_idx FROM upd WHERE just_marked

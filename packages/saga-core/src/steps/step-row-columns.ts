@@ -47,7 +47,22 @@ export const STEP_ROW_COLUMNS = [
 type Unlisted = Exclude<keyof StepRow, (typeof STEP_ROW_COLUMNS)[number]>;
 export const STEP_ROW_COLUMNS_COMPLETE: [Unlisted] extends [never] ? true : Unlisted = true;
 
-/** {@link STEP_ROW_COLUMNS} as a select or RETURNING list, each qualified by `alias` when given. */
+const lists = new Map<string, RawBuilder<unknown>>();
+
+/**
+ * {@link STEP_ROW_COLUMNS} as a select or RETURNING list, each qualified by `alias` when given (a plain SQL
+ * identifier: the callers' own table aliases). One raw fragment per alias, made once: kysely compiles a
+ * statement's template on every execution, and 33 column references cost the API's hot path more than one
+ * piece of text.
+ */
 export function stepRowColumns(alias?: string): RawBuilder<unknown> {
-  return sql.join(STEP_ROW_COLUMNS.map((c) => sql.ref(alias === undefined ? c : `${alias}.${c}`)));
+  const key = alias ?? '';
+  let list = lists.get(key);
+  if (!list) {
+    if (alias !== undefined && !/^[a-z_][a-z0-9_]*$/.test(alias))
+      throw new Error(`not a table alias: ${alias}`);
+    list = sql.raw(STEP_ROW_COLUMNS.map((c) => (alias === undefined ? c : `${alias}.${c}`)).join(', '));
+    lists.set(key, list);
+  }
+  return list;
 }

@@ -14,8 +14,8 @@ export interface ArgsForLog {
   readonly argNames: readonly string[];
   /**
    * The first {@link LOGGED_HASH_LENGTH} hex digits of sha256 over the canonical JSON of `{ tool, args }`:
-   * the prefix of the step's `saga_log.payload_hash` (in hex), so a log line is matched with its row, and two lines
-   * with equal arguments show equal hashes, without the arguments.
+   * the prefix of the step's `saga_log.payload_hash` (in hex), so a log line is matched with its row, and
+   * two lines with equal arguments show equal hashes, without the arguments.
    */
   readonly argsHash: string;
 }

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { StoredEventColumn } from '../db/schema.js';
-import type { StepStatus } from './step-status.js';
+import { StepStatus } from './step-status.js';
 
 /**
  * The standard events of a call, stored as data of its `saga_log` row (migration 0022) rather than as rows of
@@ -26,11 +26,10 @@ import type { StepStatus } from './step-status.js';
  *
  * Each event takes its id from `step_events_id_seq` when it is written (a row's default), so ids order the
  * journal as before and paging by id still works; its time is `clock_timestamp()` then (a row's default).
- * The usual values ({@link USUAL_EVENT_VALUES}) are
- * stored as null and given back by the view (migration 0023: every byte of the row goes to the WAL with
- * each version that leaves its page). The columns, and what the view adds to them: migrations 0022 and
- * 0023. This module is the one place that writes them; retention (`prune-log.ts`) is the one place that
- * clears them.
+ * The usual values ({@link USUAL_EVENT_VALUES}) are stored as null and given back by the view (migration
+ * 0023: every byte of the row goes to the WAL with each version that leaves its page). The columns, and
+ * what the view adds to them: migrations 0022 and 0023. This module is the one place that writes them;
+ * retention (`prune-log.ts`) is the one place that clears them.
  */
 
 /** The cause of the ATTEMPT event of a step claimed at intake (the API's inline executor). */
@@ -44,9 +43,9 @@ export const TOOL_RETURNED_CAUSE = 'executor: tool returned';
  * (migration 0023 spells the same values in its `coalesce`s; the outcome's `{}` detail too).
  */
 export const USUAL_EVENT_VALUES = {
-  intakeTo: 'INTENDED',
+  intakeTo: StepStatus.INTENDED,
   attemptCause: INTAKE_CLAIM_CAUSE,
-  outcomeTo: 'CONFIRMED',
+  outcomeTo: StepStatus.CONFIRMED,
   outcomeCause: TOOL_RETURNED_CAUSE,
 } as const satisfies Record<string, string>;
 

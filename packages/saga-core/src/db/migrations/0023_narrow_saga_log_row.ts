@@ -7,10 +7,10 @@ import { sql, type Kysely } from 'kysely';
  * new version stays on its page, whole when it does not). Measured on the bench's rows (`pg_column_size`,
  * 633 bytes a row), this cuts what every version carries:
  *
- * - **fillfactor 50** (70 since migration 0010): inserts fill a page half
- *   way (70 % before), so the outcome's new version finds room beside the old one and is logged as its changed bytes
- *   (~130) instead of whole (~680); at 70 about four outcomes in ten left their page. The price is a log
- *   whose heap takes more pages for the same rows (measured: +25 % at 20,000 rows, vacuumed);
+ * - **fillfactor 50** (70 since migration 0010): inserts fill a page half way, so the outcome's new version
+ *   finds room beside the old one and is logged as its changed bytes (~130) instead of whole (~680); at 70
+ *   about four outcomes in ten left their page. The price is a log whose heap takes more pages for the same
+ *   rows (measured: +25 % at 20,000 rows, vacuumed);
  * - **`payload_hash` as its 32 bytes** (`bytea`, was 64 hex characters): decoded from hex by the writers;
  *   read it as `encode(payload_hash, 'hex')`. A value that was not a lowercase hex sha256 (a hand-written
  *   row) is kept as its UTF-8 bytes;

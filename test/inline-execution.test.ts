@@ -9,7 +9,14 @@ import type { Kysely } from 'kysely';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSagaClient, type SagaClient } from '@agent-saga/client';
-import { bullmqConnection, createApiToken, CrashPoint, freePort, stepKey } from '@agent-saga/core';
+import {
+  bullmqConnection,
+  createApiToken,
+  CrashPoint,
+  freePort,
+  readRunCursor,
+  stepKey,
+} from '@agent-saga/core';
 import type { TestEnv } from '@agent-saga/core/testing';
 import { closeFixtureTestEnv, createFixtureTestEnv } from './fixtures/fixture-test-env.js';
 import { effectsFor } from './fixtures/effect-tools.js';
@@ -70,8 +77,7 @@ async function claimedByPid(runId: string): Promise<number> {
 }
 
 async function runCursor(runId: string): Promise<number | undefined> {
-  const run = await env.db.selectFrom('runs').select('cursor').where('run_id', '=', runId).executeTakeFirst();
-  return run?.cursor;
+  return readRunCursor(env.db, runId);
 }
 
 beforeAll(async () => {

@@ -279,6 +279,7 @@ export {
   type CreateRunResult,
 } from './runs/run-rows.js';
 export { readRunUsage, type RunUsage, type UsedStep } from './runs/read-run-usage.js';
+export { CURSOR_FLOOR_LAG, readRunCursor } from './runs/run-cursor.js';
 export { assertRunInScope, getRunFor, visibleRunsOf, type RunAccess } from './runs/run-access.js';
 export {
   RunStatus,

@@ -16,6 +16,7 @@ import {
   markOutcomeDelivered,
   markOutcomesDelivered,
   payloadHash,
+  readRunCursor,
   recordIntent,
   recordNewIntents,
   recordOutcomeBatch,
@@ -174,7 +175,7 @@ async function record(runId: string, form: 'slow' | 'batch'): Promise<void> {
 
 /**
  * The delivered marks of steps 0 and 1 (settled) and 2 (UNKNOWN: nothing to deliver): `markOutcomeDelivered`
- * in the intake's transaction under the run's lock, one after another, or one `markOutcomesDelivered`.
+ * in an intake's transaction, one after another, or one `markOutcomesDelivered`.
  */
 async function deliver(runId: string, form: Form): Promise<void> {
   if (form === 'batch') {
@@ -185,10 +186,7 @@ async function deliver(runId: string, form: Form): Promise<void> {
     return;
   }
   for (const stepIdx of STEPS)
-    await env.db.transaction().execute(async (trx) => {
-      await lockRun(trx, TENANT, runId);
-      await markOutcomeDelivered(trx, runId, stepIdx);
-    });
+    await env.db.transaction().execute((trx) => markOutcomeDelivered(trx, runId, stepIdx));
 }
 
 /** The columns of a step's row that hold its standard events. */
@@ -201,9 +199,10 @@ const STORED: ReadonlySet<string> = new Set(Object.values(STANDARD_EVENT_COLUMNS
  */
 async function written(runId: string): Promise<unknown> {
   const run = await sql<Record<string, unknown>>`
-    SELECT status, status_reason, cursor, pivot_idx, irreversible_before_pivot,
+    SELECT status, status_reason, cursor_floor, pivot_idx, irreversible_before_pivot,
            updated_at > created_at AS touched
       FROM runs WHERE run_id = ${runId}`.execute(env.db);
+  const cursor = await readRunCursor(env.db, runId);
   const steps = await sql<Record<string, unknown>>`
     SELECT *, updated_at > created_at AS touched,
            extract(epoch FROM lease_until - last_attempt_at)::float8 AS lease_secs
@@ -216,7 +215,7 @@ async function written(runId: string): Promise<unknown> {
            round(extract(epoch FROM relay_after - created_at))::int AS grace_secs
       FROM outbox WHERE run_id = ${runId} ORDER BY step_idx, id`.execute(env.db);
   return anonymise(runId, {
-    run: run.rows,
+    run: run.rows.map((r) => ({ ...r, cursor })),
     // The standard events stored in the row (migration 0022) are where a batch form keeps what a slow form writes as a row; `events` below
     // compares them as the journal shows them, through the view.
     steps: steps.rows.map(({ created_at: _c, updated_at: _u, ...s }) =>
@@ -367,27 +366,39 @@ describe('the fused forms of the inline executor write what the two writes they 
     expect(await written('wf-delivered-one')).toEqual(two);
   });
 
-  it('outcome delivered: a run another delivery moved meanwhile is recorded undelivered, its cursor left', async () => {
-    await intake('wf-delivered-stale', 'single');
-    await claim('wf-delivered-stale', 'batch');
-    // A transaction holds the run (as a delivery of another step would) and moves its row on before the
-    // outcome's lock is granted: the outcome's snapshot is then older than the locked row.
-    const blocker = env.db.transaction().execute(async (trx) => {
-      await lockRun(trx, TENANT, 'wf-delivered-stale');
-      await sql`UPDATE runs SET updated_at = now() WHERE run_id = 'wf-delivered-stale'`.execute(trx);
-      await new Promise((r) => setTimeout(r, 300));
+  it('outcome delivered: neither writes nor waits for the run, even while another transaction holds it', async () => {
+    await intake('wf-delivered-held', 'single');
+    await claim('wf-delivered-held', 'batch');
+    const version = async () =>
+      (
+        await sql<{ v: string }>`SELECT xmin::text AS v FROM runs WHERE run_id = 'wf-delivered-held'`.execute(
+          env.db,
+        )
+      ).rows[0]!.v;
+    const before = await version();
+    // A transaction holds the run's lock (as an intake does) until the outcome has been recorded.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    const holder = env.db.transaction().execute(async (trx) => {
+      await lockRun(trx, TENANT, 'wf-delivered-held');
+      locked();
+      await held;
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await lockTaken;
     const rows = await recordOutcomeBatch(
       env.db,
       WORKER,
-      outcomesOf('wf-delivered-stale').map((o) => ({ ...o, deliver: true })),
+      outcomesOf('wf-delivered-held').map((o) => ({ ...o, deliver: true })),
       env.schema,
     );
-    await blocker;
+    release();
+    await holder;
     expect(rows.map((r) => r.status)).toEqual(['CONFIRMED', 'FAILED', 'UNKNOWN']);
-    expect(rows.map((r) => r.outcome_delivered)).toEqual([false, false, false]);
-    expect(await written('wf-delivered-stale')).toMatchObject({ run: [{ cursor: 0 }] });
+    expect(rows.map((r) => r.outcome_delivered)).toEqual([true, true, false]);
+    expect(await written('wf-delivered-held')).toMatchObject({ run: [{ cursor: 2, cursor_floor: 0 }] });
+    expect(await version()).toBe(before);
   });
 });
 

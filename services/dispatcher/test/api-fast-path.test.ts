@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepKey, executeJobSchema } from '@agent-saga/core';
+import { readRunCursor, stepKey, executeJobSchema } from '@agent-saga/core';
 import { effectsFor } from '../../../test/fixtures/effect-tools.js';
 import { bullmqConnection } from '@agent-saga/core';
 import { EXECUTE_QUEUE } from '../src/queue/execute-queue.js';
@@ -46,12 +46,7 @@ describe('fast path', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(jobIds).toContain(key);
     expect(await effectsFor(h.raw, key)).toHaveLength(1);
-    const run = await h.env.db
-      .selectFrom('runs')
-      .select('cursor')
-      .where('run_id', '=', 'fast')
-      .executeTakeFirst();
-    expect(run?.cursor).toBe(1);
+    expect(await readRunCursor(h.env.db, 'fast')).toBe(1);
   });
 
   it('makes one step of concurrent identical calls, executed once', async () => {
@@ -81,11 +76,6 @@ describe('fast path', () => {
       ['CONFIRMED', 1],
       ['CONFIRMED', 2],
     ]);
-    const run = await h.env.db
-      .selectFrom('runs')
-      .select('cursor')
-      .where('run_id', '=', 'parallel')
-      .executeTakeFirst();
-    expect(run?.cursor).toBe(3);
+    expect(await readRunCursor(h.env.db, 'parallel')).toBe(3);
   });
 });

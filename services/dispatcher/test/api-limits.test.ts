@@ -64,8 +64,8 @@ describe('the cap on steps per run', () => {
 
   it('refuses a new step at a cursor at the cap with 409 STEP_LIMIT, writing nothing', async () => {
     await newRun(h, 'cap-cursor');
-    // The cursor of a run that has delivered its last allowed step.
-    await sql`UPDATE runs SET cursor = ${CAP} WHERE run_id = 'cap-cursor'`.execute(h.env.db);
+    // The cursor of a run that has delivered its last allowed step (its floor; nothing is delivered there).
+    await sql`UPDATE runs SET cursor_floor = ${CAP} WHERE run_id = 'cap-cursor'`.execute(h.env.db);
     const full = await call(h, 'cap-cursor', comment());
     expect(full.status).toBe(409);
     expect(full.body.error).toMatchObject({ code: 'STEP_LIMIT', field: 'stepIdx', limit: CAP });
@@ -89,7 +89,7 @@ describe('the cap on steps per run', () => {
     expect((await intend(1)).stepIdx).toBe(1);
     await expect(intend(2)).rejects.toMatchObject({ code: 'BAD_REQUEST', field: 'stepIdx' });
     await expect(intend(2)).rejects.toBeInstanceOf(BadRequestError);
-    await sql`UPDATE runs SET cursor = 2 WHERE run_id = 'cap-caller'`.execute(h.env.db);
+    await sql`UPDATE runs SET cursor_floor = 2 WHERE run_id = 'cap-caller'`.execute(h.env.db);
     const full = await intend(undefined).catch((e: unknown) => e);
     expect(full).toBeInstanceOf(SagaError);
     expect(full).toMatchObject({ code: 'STEP_LIMIT', httpStatus: 409, limit: 2 });

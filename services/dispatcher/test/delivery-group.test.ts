@@ -1,9 +1,8 @@
 /**
  * The delivery group's statement (`markOutcomesDelivered`): a read that finds a step on its way writes
- * nothing, a read that finds it settled marks it delivered and moves the cursor in the same commit, another
- * tenant's step is neither read nor written, and a delivery of the same run that commits while the
- * statement waits for the run's lock is seen (the stale lock is retried under the lock, so the cursor is
- * computed from every delivery).
+ * nothing, a read that finds it settled marks it delivered (which moves the run's computed cursor) in the
+ * same commit, another tenant's step is neither read nor written, and no delivery writes or waits for the
+ * run's row (its version is unchanged; a transaction holding the run's lock does not hold a mark back).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
@@ -13,6 +12,7 @@ import {
   lockRun,
   markOutcomeDelivered,
   payloadHash,
+  readRunCursor,
   recordIntent,
   stepKey,
   StepStatus,
@@ -71,12 +71,17 @@ async function runWith(runId: string, statuses: readonly StepStatus[]): Promise<
   }
 }
 
+/** The run's cursor, its row's version (xmin: any write of the run changes it) and each step's mark. */
 async function state(runId: string) {
-  const run = await sql<{ cursor: number; version: string }>`
-    SELECT cursor, xmin::text AS version FROM runs WHERE run_id = ${runId}`.execute(env.db);
+  const run = await sql<{ version: string }>`
+    SELECT xmin::text AS version FROM runs WHERE run_id = ${runId}`.execute(env.db);
   const steps = await sql<{ outcome_delivered: boolean }>`
     SELECT outcome_delivered FROM saga_log WHERE run_id = ${runId} ORDER BY step_idx`.execute(env.db);
-  return { ...run.rows[0]!, delivered: steps.rows.map((s) => s.outcome_delivered) };
+  return {
+    cursor: await readRunCursor(env.db, runId),
+    ...run.rows[0]!,
+    delivered: steps.rows.map((s) => s.outcome_delivered),
+  };
 }
 
 describe('the delivery group reads each step and delivers the settled ones in one statement', () => {
@@ -122,11 +127,12 @@ describe('the delivery group reads each step and delivers the settled ones in on
     expect(await state('dg-tenant')).toEqual(before);
   });
 
-  it('a delivery of the same run that commits while the statement waits for the lock is counted', async () => {
-    // Steps 0 and 1 settled. Another transaction delivers step 1 and holds the run's lock; meanwhile the
-    // group delivers step 0, whose statement takes its snapshot and then waits for the lock. Read from that
-    // snapshot, step 1 would look undelivered and the cursor would stop at 1; it must reach 2.
+  it('a delivery neither writes nor waits for the run; the cursor counts every committed mark', async () => {
+    // Steps 0 and 1 settled. Another transaction holds the run's lock (as an intake does) and has marked
+    // step 1, not yet committed. The group's mark of step 0 does not wait for it; the cursor then stops at 1
+    // (step 1's mark is not committed) and reaches 2 once it is. The run's row is never written.
     await runWith('dg-race', [StepStatus.CONFIRMED, StepStatus.CONFIRMED]);
+    const before = await state('dg-race');
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let locked!: () => void;
@@ -138,27 +144,11 @@ describe('the delivery group reads each step and delivers the settled ones in on
       await held;
     });
     await lockTaken;
-    const delivering = group.submit({ tenantId: TENANT, runId: 'dg-race', stepIdx: 0 });
-    // The group's statement is waiting for the run's lock (it cannot finish before the release).
-    await waitForLockWait('dg-race');
+    const row = await group.submit({ tenantId: TENANT, runId: 'dg-race', stepIdx: 0 });
+    expect(row).toMatchObject({ status: StepStatus.CONFIRMED, outcome_delivered: true, step_idx: 0 });
+    expect(await state('dg-race')).toEqual({ cursor: 1, version: before.version, delivered: [true, false] });
     release();
     await concurrent;
-    const row = await delivering;
-    expect(row).toMatchObject({ status: StepStatus.CONFIRMED, outcome_delivered: true, step_idx: 0 });
-    expect(await state('dg-race')).toMatchObject({ cursor: 2, delivered: [true, true] });
+    expect(await state('dg-race')).toEqual({ cursor: 2, version: before.version, delivered: [true, true] });
   });
 });
-
-/** Until a backend of this database waits for a row lock (the group's statement behind the held lock). */
-async function waitForLockWait(runId: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const r = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE datname = current_database() AND wait_event_type = 'Lock'
-         AND query LIKE '%saga_mark_outcomes_delivered%'`.execute(env.db);
-    if (r.rows[0]!.n > 0) return;
-    if (Date.now() > deadline) throw new Error(`no statement waits for the lock of ${runId}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
-}

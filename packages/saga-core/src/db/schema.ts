@@ -19,8 +19,11 @@ export interface RunsTable {
   tenant_id: string;
   status: RunStatus;
   status_reason: string | null;
-  /** The next step index for calls that send no `stepIdx`; moves only past settled, delivered steps. */
-  cursor: Generated<number>;
+  /**
+   * A floor of the run's cursor (migration 0024), not the cursor: the cursor, the next step index for calls
+   * that send no `stepIdx`, is the first index at or after it with no delivered step (`runs/run-cursor.ts`).
+   */
+  cursor_floor: Generated<number>;
   metadata: Json<Record<string, unknown>>;
   /** The run's policy, fixed at creation (migration 0005). */
   policy: ColumnType<RunPolicy, string | undefined, string>;

@@ -15,6 +15,7 @@ import {
 import { executeDispatch, type ExecuteDispatch } from '../outbox/execute-job.js';
 import type { Logger } from '../process/logger.js';
 import { readRunUsage } from '../runs/read-run-usage.js';
+import { CURSOR_FLOOR_LAG, raiseCursorFloor, runCursorOf } from '../runs/run-cursor.js';
 import { lockRun } from '../runs/run-rows.js';
 import { RunStatus } from '../runs/run-status.js';
 import { bindCall, definitionRepeats, type CallBinding } from '../sagas/bind-call.js';
@@ -127,9 +128,11 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   checkRequestedIndices(req.stepIdx, req.dependsOn, maxStepsOf(req));
   const run = await lockRun(trx, req.tenantId, req.runId);
   if (run.status !== RunStatus.RUNNING) throw new RunNotRunningError(req.runId, run.status);
-  const targetIdx = req.stepIdx ?? run.cursor;
   const operation = operationIdentity(req.tool, req.args);
-  const target = await readTarget(trx, req.runId, targetIdx, req.stepIdx !== undefined, operation);
+  const target = await readTarget(trx, req.runId, req.stepIdx, operation);
+  const targetIdx = target.idx;
+  // A step far past the cursor's stored floor raises it (`run-cursor.ts`).
+  if (targetIdx - run.cursor_floor >= CURSOR_FLOOR_LAG) await raiseCursorFloor(trx, req.runId);
   const existing = target.step;
   // A new step that repeats an earlier step's operation is refused as that duplicate before anything else
   // is decided, even with an unknown step below it: the refusal writes nothing and carries the earlier
@@ -141,7 +144,7 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   const resolution = resolveStep({
     tool: req.tool.name,
     requestedIdx: req.stepIdx,
-    cursor: run.cursor,
+    cursor: targetIdx,
     existing: existing && {
       tool: existing.tool,
       status: existing.status,
@@ -436,28 +439,33 @@ async function retryStep(
 async function readTarget(
   trx: SagaTrx,
   runId: string,
-  stepIdx: number,
-  explicit: boolean,
+  stepIdx: number | undefined,
   operation: OperationIdentity | null,
 ): Promise<{
+  idx: number;
   step: ExistingStep | undefined;
   earlierUnknownIdx: number | undefined;
   duplicateOf: EarlierOperation | undefined;
 }> {
+  // The target is the requested index, or the run's cursor computed in this same statement, so the cursor
+  // and the row it points at are read from one snapshot (a delivered mark committed in between cannot
+  // leave the cursor resting on a delivered step).
   const r = await sql<
-    ExistingStep & { earlier_unknown: number | null; duplicate_of: unknown }
+    ExistingStep & { target_idx: number; earlier_unknown: number | null; duplicate_of: unknown }
   >`${preparedAs('saga_intake_target')}
-    SELECT s.*, coalesce(s.lease_until < now(), false) AS lease_expired,
-           CASE WHEN ${explicit}::bool AND s.run_id IS NULL THEN (
+    WITH t AS (SELECT coalesce(${stepIdx ?? null}::int, ${runCursorOf(runId)}) AS idx)
+    SELECT t.idx AS target_idx, s.*, coalesce(s.lease_until < now(), false) AS lease_expired,
+           CASE WHEN ${stepIdx !== undefined}::bool AND s.run_id IS NULL THEN (
              SELECT u.step_idx FROM saga_log u
-              WHERE u.run_id = ${runId} AND u.step_idx < ${stepIdx} AND u.status = ${StepStatus.UNKNOWN}
+              WHERE u.run_id = ${runId} AND u.step_idx < t.idx AND u.status = ${StepStatus.UNKNOWN}
               ORDER BY u.step_idx LIMIT 1) END AS earlier_unknown,
            CASE WHEN ${operation !== null}::bool AND s.run_id IS NULL
                 THEN ${earlierOperationSql(sql<string>`${runId}::text`, operationParams(operation))} END AS duplicate_of
-      FROM (SELECT 1) AS one
-      LEFT JOIN saga_log s ON s.run_id = ${runId} AND s.step_idx = ${stepIdx}`.execute(trx);
-  const { earlier_unknown, duplicate_of, ...step } = r.rows[0]!;
+      FROM t
+      LEFT JOIN saga_log s ON s.run_id = ${runId} AND s.step_idx = t.idx`.execute(trx);
+  const { target_idx, earlier_unknown, duplicate_of, ...step } = r.rows[0]!;
   return {
+    idx: target_idx,
     step: step.run_id === null ? undefined : step,
     earlierUnknownIdx: earlier_unknown ?? undefined,
     duplicateOf: parseEarlierOperation(duplicate_of),

@@ -3,6 +3,7 @@ import {
   getRunFor,
   parseCallArgs,
   parseTraceparent,
+  readRunCursor,
   requireDefinition,
   requireToolInDefinition,
   SETTLED_STEP_STATUSES,
@@ -73,7 +74,7 @@ export async function handleCall(
       args,
       runId,
       tenantId: principal.tenantId,
-      stepIdx: body.stepIdx ?? run.cursor,
+      stepIdx: body.stepIdx ?? (await readRunCursor(ctx.db, runId)) ?? run.cursor_floor,
       log,
     });
     ctx.metrics.calls.inc({ tool: tool.name, outcome: 'PURE' });

@@ -54,7 +54,8 @@ export function presentStep(
 }
 
 export function presentRun(
-  run: RunRow,
+  /** The run, with its cursor as core computes it (`readRunCursor`; the row holds only a floor). */
+  run: RunRow & { readonly cursor: number },
   steps: readonly StepRow[],
   registry: ToolRegistry,
   review: {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { SagaDb } from '../../db/connect.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
+import { RAISE_FLOORS_OF_GROUP } from '../../runs/run-cursor.js';
 import { RunStatus } from '../../runs/run-status.js';
 import {
   ATTEMPT_EVENT_COLUMNS,
@@ -123,6 +124,10 @@ const ITEM_OPERATION: OperationSql = {
  * (hex, decoded to the bytea columns; the job in the outbox row carries it as `traceparent`), which is
  * also its events' trace id.
  *
+ * A run whose new step is `CURSOR_FLOOR_LAG` or more past its cursor's stored floor has the floor raised to
+ * its cursor in the same statement (`RAISE_FLOORS_OF_GROUP`, `runs/run-cursor.ts`): at most once per that
+ * many steps, so a caller that always names its steps keeps the cursor's computation short.
+ *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
  * leave the outbox rows alone for `relayGraceMs`; a step with a `claim` is written claimed, with no outbox
  * message (see {@link IntakeClaim}). The rule this form keeps with `recordIntent`: README.md here.
@@ -166,7 +171,7 @@ export async function recordNewIntents(
              trace_hex, span_hex, claim_owner, claim_secs, claim_cause)
     ),
     run AS MATERIALIZED (
-      SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed FROM runs r
+      SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed, r.cursor_floor FROM runs r
        WHERE r.run_id = ANY(${[...new Set(sent.map((i) => i.runId))]}::text[])
        ORDER BY r.run_id FOR UPDATE
     ),
@@ -206,6 +211,7 @@ export async function recordNewIntents(
        ORDER BY i.run_id, i.step_idx
       RETURNING ${stepRowColumns()}
     ),
+    floor AS (${RAISE_FLOORS_OF_GROUP}),
     ob AS (
       INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)
       SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, i.job_id, i.payload,

@@ -10,7 +10,6 @@ import { SETTLED_STEP_STATUSES, StepStatus } from '../step-status.js';
 import { allowedSources } from '../step-transitions.js';
 import type { StepOutcome } from './step-outcome.js';
 import { NOTIFYING_STATUSES } from '../transition-step.js';
-import { cursorAfterMarks } from './mark-outcome-delivered.js';
 
 /** One attempt's outcome to record under its lease (see {@link recordOutcomeBatch}). */
 export interface OutcomeRecord {
@@ -21,8 +20,8 @@ export interface OutcomeRecord {
   readonly durationMs?: number;
   /**
    * The outcome goes straight to a caller that is waiting for it (the API's inline executor, for the
-   * request that wrote the step): a settled outcome is then marked delivered in this statement, with the
-   * cursor move it causes, as the delivered mark would (see {@link recordOutcomeBatch}). The caller must
+   * request that wrote the step): a settled outcome is then marked delivered in this statement, as the
+   * delivered mark would (see {@link recordOutcomeBatch}). The caller must
    * then answer with the returned row: it said it would by asking.
    */
   readonly deliver?: boolean;
@@ -63,13 +62,9 @@ export function outcomeDetail(o: OutcomeRecord): Record<string, unknown> {
  * `recordOutcomeSlow` writes every outcome's.
  *
  * A record with `deliver` is also the delivered mark of its outcome when that is settled (CONFIRMED,
- * FAILED), by the rule of `markOutcomesDelivered` and in its way: the runs of such records are locked
- * first (`FOR UPDATE`, in `run_id` order, an InitPlan of the update so no step row is written before
- * them), a run whose locked version is newer than this statement's snapshot (another delivery committed
- * meanwhile) is stale and its outcome is recorded undelivered (the caller then marks it the usual way),
- * and for the others `outcome_delivered` is set with the status and the cursor moves past it
- * (`cursorAfterMarks`, counting this statement's marks). One statement then does what took two: no
- * second version of the row, no second commit.
+ * FAILED), as `markOutcomesDelivered` would write it: `outcome_delivered` is set with the status (the
+ * run's cursor is computed from the marks, `runs/run-cursor.ts`; nothing of the run is written). One
+ * statement then does what took two: no second version of the row, no second commit.
  *
  * The allowed sources of each row are {@link allowedSources} of its target narrowed to INTENDED, as in
  * `recordOutcome`: a single status, so a row the compare-and-set matched came from exactly that status and
@@ -95,7 +90,6 @@ export async function recordOutcomeBatch(
       ev_cause: string;
       ev_detail: string;
       ev_notify: boolean;
-      just_marked: boolean;
       notified: unknown;
     }
   >`${preparedAs('saga_record_outcome_batch')}
@@ -113,11 +107,6 @@ export async function recordOutcomeBatch(
         ${col((o) => o.deliver === true && SETTLED.has(o.outcome.status))}::bool[]
       ) AS r(run_id, step_idx, to_status, from_status, confirmed, external_ref, result, error, cause, detail, notify,
              deliver)
-    ), lk AS MATERIALIZED (
-      SELECT r.run_id, r.xmin = (SELECT v.xmin FROM runs v WHERE v.run_id = r.run_id) AS fresh
-        FROM runs r
-       WHERE r.run_id IN (SELECT req.run_id FROM req WHERE req.deliver)
-       ORDER BY r.run_id FOR UPDATE OF r
     ), upd AS (
       UPDATE saga_log s
          SET status = req.to_status,
@@ -132,21 +121,13 @@ export async function recordOutcomeBatch(
                cause: sql`req.cause`,
                detail: sql`req.detail::jsonb`,
              })},
-             outcome_delivered = s.outcome_delivered
-               OR (req.deliver AND coalesce((SELECT lk.fresh FROM lk WHERE lk.run_id = s.run_id), false))
+             outcome_delivered = s.outcome_delivered OR req.deliver
         FROM req
        WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx
          AND s.status = req.from_status
          AND s.lease_owner = ${leaseOwner}
-         AND (SELECT count(*) FROM lk) >= 0
       RETURNING ${stepRowColumns('s')}, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
-                req.notify AS ev_notify, req.deliver AND s.outcome_delivered AS just_marked
-    ), marked AS (
-      SELECT run_id, step_idx FROM upd WHERE just_marked
-    ), moved AS (
-      UPDATE runs r SET cursor = ${cursorAfterMarks()}
-        FROM lk
-       WHERE r.run_id = lk.run_id AND lk.fresh AND EXISTS (SELECT 1 FROM marked m WHERE m.run_id = r.run_id)
+                req.notify AS ev_notify
     ), ev AS (
       INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
       SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb,
@@ -157,15 +138,7 @@ export async function recordOutcomeBatch(
     SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${stepSettledChannel(schema)}, idempotency_key) END AS notified
       FROM upd`.execute(db);
   return r.rows.map(
-    ({
-      from_status: _f,
-      ev_cause: _c,
-      ev_detail: _d,
-      ev_notify: _n,
-      just_marked: _m,
-      notified: _x,
-      ...row
-    }) => row,
+    ({ from_status: _f, ev_cause: _c, ev_detail: _d, ev_notify: _n, notified: _x, ...row }) => row,
   );
 }
 

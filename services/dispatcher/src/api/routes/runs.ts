@@ -8,6 +8,7 @@ import {
   listCases,
   listCorrections,
   listRuns,
+  readRunCursor,
   readStepDecisions,
   type ApprovalRow,
   type CaseRow,
@@ -141,7 +142,8 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
     },
     async (req) => {
       const run = await getRunFor(deps.db, principalOf(req), req.params.runId);
-      const [page, approvals, corrections, cases, decisions] = await Promise.all([
+      const [cursor, page, approvals, corrections, cases, decisions] = await Promise.all([
+        readRunCursor(deps.db, run.run_id),
         readStepsPage(deps.db, run.run_id, { after: req.query.stepsAfter, limit: req.query.stepsLimit }),
         listApprovals(deps.db, run.run_id),
         listCorrections(deps.db, run.run_id),
@@ -154,7 +156,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
       const elsewhere = reviewedSteps(approvals, corrections, cases).filter((i) => !shown.has(i));
       const others = await readStepsAt(deps.db, run.run_id, elsewhere);
       const view = presentRun(
-        run,
+        { ...run, cursor: cursor ?? run.cursor_floor },
         others.length === 0 ? page.rows : [...page.rows, ...others],
         deps.registry,
         { approvals, corrections, cases },

@@ -33,6 +33,5 @@ export {
   type ExecutorWorker,
   type ExecutorWorkerDeps,
 } from './executor/executor-worker.js';
-export { newWorkerId } from './executor/step-runner.js';
 export { createInlineExecutor, type InlineExecutor } from './executor/inline-executor.js';
 export { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics.js';

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import {
   closeWorkerWithin,
   createRunningWork,
+  newWorkerId,
   listenChannel,
   OutcomeUnknownError,
   RunStatus,
@@ -66,7 +65,7 @@ const SWEEP_BATCH = 1_000;
  */
 export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWorker {
   const shutdown = new AbortController();
-  const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const workerId = newWorkerId();
   const deps: UnwindDeps = {
     ...d,
     workerId,

@@ -1,14 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
-import { createRunningWork, OutcomeUnknownError, type RunningWork } from '@agent-saga/core';
+import { createRunningWork, newWorkerId, OutcomeUnknownError, type RunningWork } from '@agent-saga/core';
 import { leasePlan, type ExecuteStepDeps } from './execute-step.js';
 import { createExecutorGroups } from './executor-groups.js';
-
-/** A lease owner id: unique per process and start, readable in the log. */
-export function newWorkerId(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-}
 
 /**
  * What runs steps in one process, whoever delivers them (BullMQ to an executor, or the API's own commits

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import {
   closeWorkerWithin,
   createRunningWork,
+  newWorkerId,
   expireDueApprovals,
   followUpRun,
   type InvariantChecker,
@@ -118,7 +117,7 @@ export function reconcileLeaseMs(
  */
 export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorker {
   const { config } = d;
-  const reconcilerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const reconcilerId = newWorkerId();
   const leaseMs = reconcileLeaseMs(d.registry, config);
   const slots = createSlots(config.RECONCILER_CONCURRENCY);
   const log = d.logger.child({ reconcilerId });

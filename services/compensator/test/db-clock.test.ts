@@ -7,15 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import {
-  ClientError,
-  compensationKey,
-  createLogger,
-  createToolRegistry,
-  refusedUnderKey,
-  type AnyTool,
-  type StepRow,
-} from '@agent-saga/core';
+import { ClientError, compensationKey, refusedUnderKey, type AnyTool, type StepRow } from '@agent-saga/core';
 import {
   call,
   executeStep,
@@ -25,8 +17,9 @@ import {
   type ApiHarness,
 } from '../../dispatcher/test/api-harness.js';
 import { effectsFor, FaultKind, injectFault } from '../../../test/fixtures/effect-tools.js';
-import { EFFECT_TOOLS, waitFor } from '../../../test/fixtures/dispatcher-processes.js';
-import { createUnwindGroups, driveRun, loadCompensatorConfig, type UnwindDeps } from '../src/index.js';
+import { waitFor } from '../../../test/fixtures/dispatcher-processes.js';
+import { driveRun, type UnwindDeps } from '../src/index.js';
+import { inTestCompensator } from './in-test-compensator.js';
 
 let h: ApiHarness;
 const ROLE_ENV = {
@@ -47,19 +40,8 @@ afterEach(() => vi.useRealTimers());
 const processClockAt = (iso: string) =>
   vi.useFakeTimers({ toFake: ['Date'], now: new Date(iso), shouldAdvanceTime: true });
 
-function driver(shutdown = new AbortController(), tools: readonly AnyTool[] = h.tools): UnwindDeps {
-  return {
-    db: h.env.db,
-    schema: h.env.schema,
-    registry: createToolRegistry(tools),
-    config: loadCompensatorConfig({ ...h.env.env, ...ROLE_ENV, SAGA_TOOLS: EFFECT_TOOLS }),
-    workerId: 'in-test-clock',
-    groups: createUnwindGroups(h.env.db, 'in-test-clock'),
-    crash: () => undefined,
-    logger: createLogger({ level: 'silent', name: 'comp-clock' }),
-    shutdownSignal: shutdown.signal,
-  };
-}
+const driver = (shutdown = new AbortController(), tools: readonly AnyTool[] = h.tools): UnwindDeps =>
+  inTestCompensator(h, { workerId: 'in-test-clock', env: ROLE_ENV, tools, shutdown: shutdown.signal });
 
 async function unwoundRun(runId: string): Promise<StepRow> {
   await newRun(h, runId);

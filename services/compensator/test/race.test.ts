@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { compensationKey, createLogger, createToolRegistry } from '@agent-saga/core';
+import { compensationKey } from '@agent-saga/core';
 import {
   call,
   executeStep,
@@ -16,14 +16,14 @@ import {
 } from '../../dispatcher/test/api-harness.js';
 import { effectsFor, injectFault } from '../../../test/fixtures/effect-tools.js';
 import {
-  EFFECT_TOOLS,
   killAll,
   startRole,
   waitFor,
   type RoleProcess,
 } from '../../../test/fixtures/dispatcher-processes.js';
 import { freePort } from '@agent-saga/core';
-import { createUnwindGroups, driveRun, loadCompensatorConfig, type UnwindDeps } from '../src/index.js';
+import { driveRun, type UnwindDeps } from '../src/index.js';
+import { inTestCompensator } from './in-test-compensator.js';
 
 let h: ApiHarness;
 const procs: RoleProcess[] = [];
@@ -104,19 +104,7 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
 }
 
 /** An in-test compensator (same code as the processes) named `workerId`. */
-function inTestDriver(workerId: string): UnwindDeps {
-  return {
-    db: h.env.db,
-    schema: h.env.schema,
-    registry: createToolRegistry(h.tools),
-    config: loadCompensatorConfig({ ...h.env.env, ...ROLE_ENV, SAGA_TOOLS: EFFECT_TOOLS }),
-    workerId,
-    groups: createUnwindGroups(h.env.db, workerId),
-    crash: () => undefined,
-    logger: createLogger({ level: 'silent', name: workerId }),
-    shutdownSignal: new AbortController().signal,
-  };
-}
+const inTestDriver = (workerId: string): UnwindDeps => inTestCompensator(h, { workerId, env: ROLE_ENV });
 
 /**
  * Unwinds `ids` with the two processes plus two in-test drivers started on every run at the same instant

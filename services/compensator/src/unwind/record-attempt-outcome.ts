@@ -95,7 +95,8 @@ export function judgeAttempt(
 /**
  * Records what the attempt `claimed` came to (`judgeAttempt`), under its lease, grouped with other runs'
  * outcomes (`recordAttemptOutcomeBatch`), and counts it. A lease lost meanwhile (it ran out and another
- * compensator expired it) writes nothing and is logged.
+ * compensator expired it) writes nothing and is logged. Returns the compensation as this write left it
+ * when it recorded it COMPENSATED, else null.
  */
 export async function recordAttemptOutcome(
   d: UnwindDeps,
@@ -103,7 +104,7 @@ export async function recordAttemptOutcome(
   tool: AnyTool,
   call: ToolCallResult,
   log: Logger,
-): Promise<void> {
+): Promise<CompensationRow | null> {
   const judged = judgeAttempt(d.config, claimed, tool, call);
   if (!call.ok)
     log.warn(
@@ -124,7 +125,7 @@ export async function recordAttemptOutcome(
         observeConfirmed(d, tool.name, moved);
       }
       log.info({ tool: tool.name, attempt: claimed.attempts }, 'compensated');
-      return;
+      return moved;
     case 'refused':
       if (moved)
         countOutcome(
@@ -133,10 +134,10 @@ export async function recordAttemptOutcome(
           judged.exhausted ? CompensationOutcome.GAVE_UP : CompensationOutcome.REFUSED,
           judged.exhausted,
         );
-      return;
+      return null;
     case 'unknown':
       if (moved) countOutcome(d, tool.name, CompensationOutcome.UNKNOWN, false);
-      return;
+      return null;
     default:
       return unhandled(judged, 'attempt');
   }

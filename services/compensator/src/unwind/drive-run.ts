@@ -8,7 +8,6 @@ import {
   recoveryPolicyOf,
   InvalidTransitionError,
   RunStatus,
-  SETTLED_STEP_STATUSES,
   StepStatus,
   transitionCompensation,
   unwindReasonOf,
@@ -48,8 +47,7 @@ const UNRESOLVED = new Set<StepStatus>([StepStatus.INTENDED, StepStatus.UNKNOWN]
  *    renewal (`awaitRenewal`); a compensation the run policy wants a person for is held with its approval
  *    (`checkApproval`), and the rest goes on around it;
  * 5. when nothing can move any more, `decideFinish` decides the terminal status and `finishRun` (or, with
- *    nothing but the run's move to write, `finishRunsBatch`) writes it; when the pass's own writes settled
- *    it (`settledByOwnWrites`), from the rows they returned, without reading the run again.
+ *    nothing but the run's move to write, `finishRunsBatch`) writes it.
  *
  * A run that waits only for people (a held compensation, a renewal) ends its slice at once: the decision
  * wakes the compensators (NOTIFY), and the sweep brings it back meanwhile.
@@ -97,41 +95,15 @@ export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): P
         if (wait === 'waiting') return 'unfinished';
         if (wait === 'not-compensating') return 'not-compensating';
       }
-      const done = await mapBounded(plan.ready, d.config.COMPENSATOR_PARALLELISM, (c) =>
+      await mapBounded(plan.ready, d.config.COMPENSATOR_PARALLELISM, (c) =>
         runCompensation(d, c, state.steps, unwindReason, policy),
       );
-      const after = settledByOwnWrites(state, done);
-      if (after) return finishUnwind(d, { runId, tenantId: run.tenant_id }, after, run.status_reason, log);
       continue;
     }
     if (plan.awaitingPeople && plan.nextDueAt === null) return 'unfinished';
     if (!(await pause(d, until, plan.nextDueAt, state.dbNow))) return 'unfinished';
   }
 }
-
-/**
- * The state after this pass, when its own writes settle the unwind: every compensation it ran came back
- * COMPENSATED by its own compare-and-set (the rows those statements returned), every step is final for the
- * forward direction (`SETTLED_STEP_STATUSES`: nothing moves it during an unwind, unlike a step a person may
- * still resolve) and the plan over the new rows is settled. Then the run is finished from that state,
- * without reading it again: one read and one round trip fewer per unwind, which with the statements
- * grouped across runs is a stage fewer for every run to wait through. Anything else (a refusal, an
- * unknown outcome, a hold, a row another compensator moved): undefined, and the next pass reads the log.
- * The finish itself is a compare-and-set from COMPENSATING, as after a read.
- */
-function settledByOwnWrites(
-  state: RunState,
-  done: readonly (CompensationRow | null)[],
-): RunState | undefined {
-  if (done.some((row) => row === null)) return undefined;
-  if (!state.steps.every((s) => FINAL_STEPS.has(s.status))) return undefined;
-  const comps = new Map(state.comps);
-  for (const row of done) comps.set(row!.step_idx, row!);
-  if (!planUnwind(state.steps, comps, state.dbNow).settled) return undefined;
-  return { ...state, comps };
-}
-
-const FINAL_STEPS: ReadonlySet<StepStatus> = new Set(SETTLED_STEP_STATUSES);
 
 /**
  * Plans the compensation of every settled step that has none yet (never a MANUAL_INTERVENTION step: its
@@ -235,15 +207,14 @@ async function pause(d: UnwindDeps, until: number, dueAt: Date | null, dbNow: Da
 }
 
 /** Runs `fn` over `items` with at most `limit` at once. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
+async function mapBounded<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (t: T) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
+    while (next < items.length) await fn(items[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return out;
 }

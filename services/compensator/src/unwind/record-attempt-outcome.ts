@@ -95,8 +95,7 @@ export function judgeAttempt(
 /**
  * Records what the attempt `claimed` came to (`judgeAttempt`), under its lease, grouped with other runs'
  * outcomes (`recordAttemptOutcomeBatch`), and counts it. A lease lost meanwhile (it ran out and another
- * compensator expired it) writes nothing and is logged. Returns the compensation as this write left it
- * when it recorded it COMPENSATED, else null.
+ * compensator expired it) writes nothing and is logged.
  */
 export async function recordAttemptOutcome(
   d: UnwindDeps,
@@ -104,7 +103,7 @@ export async function recordAttemptOutcome(
   tool: AnyTool,
   call: ToolCallResult,
   log: Logger,
-): Promise<CompensationRow | null> {
+): Promise<void> {
   const judged = judgeAttempt(d.config, claimed, tool, call);
   if (!call.ok)
     log.warn(
@@ -125,7 +124,7 @@ export async function recordAttemptOutcome(
         observeConfirmed(d, tool.name, moved);
       }
       log.info({ tool: tool.name, attempt: claimed.attempts }, 'compensated');
-      return moved;
+      return;
     case 'refused':
       if (moved)
         countOutcome(
@@ -134,10 +133,10 @@ export async function recordAttemptOutcome(
           judged.exhausted ? CompensationOutcome.GAVE_UP : CompensationOutcome.REFUSED,
           judged.exhausted,
         );
-      return null;
+      return;
     case 'unknown':
       if (moved) countOutcome(d, tool.name, CompensationOutcome.UNKNOWN, false);
-      return null;
+      return;
     default:
       return unhandled(judged, 'attempt');
   }

@@ -47,10 +47,6 @@ import type { UnwindDeps } from './unwind-deps.js';
  * compensation that leaves a note on its target (a ticket's closing comment) can say why; the stored
  * command itself, written before the forward call, cannot know it.
  *
- * Returns the compensation as this pass's own compare-and-set left it when the pass compensated it, else
- * null (held, refused, unknown, ended otherwise, or moved by another): what `driveRun` may finish from
- * without reading the run again.
- *
  * Two compensators may pass over one compensation at once (a stalled job handed on, a NOTIFY and a sweep):
  * every move from what this pass read is a compare-and-set on the status AND the attempt count it read,
  * so a pass that read a row before another attempt came and went (failed → running → failed) writes
@@ -62,7 +58,7 @@ export async function runCompensation(
   steps: readonly StepRow[],
   unwindReason: string | null,
   policy: RecoveryPolicy = {},
-): Promise<CompensationRow | null> {
+): Promise<void> {
   const log = d.logger.child({ runId: comp.run_id, stepIdx: comp.step_idx, key: comp.idempotency_key });
   const pass: CompensationPass = { comp, steps, unwindReason, policy, log };
   const tool = findTool(d, pass);
@@ -71,5 +67,5 @@ export async function runCompensation(
   const checked = await checkTarget(d, pass, budgeted);
   const command = await checkApproval(d, pass, buildCommand(pass, checked));
   const attempted = await attemptCompensation(d, pass, command);
-  return recordPass(d, pass, attempted);
+  await recordPass(d, pass, attempted);
 }

@@ -10,10 +10,11 @@ import type { SagaDb, SagaTrx } from '../db/connect.js';
 // Why computed, not stored (migration 0024): a stored cursor had to move in the same commit as every
 // delivered mark, under the run's row lock, which cost each durable call a row lock and an update of the run
 // (133 bytes of WAL of some 1,160) and serialised one run's deliveries. The computed cursor only moves
-// forward, as the stored one did: `outcome_delivered` is set and never cleared, and a run's steps are deleted
-// only with the run. The floor is a lower bound that only rises (`raiseCursorFloor`, by the intakes, once
-// the cursor is {@link CURSOR_FLOOR_LAG} or more past it), so the computation reads a bounded stretch of
-// the run: for a run whose caller reads every outcome, the floor and a few steps.
+// forward, as the stored one did: `outcome_delivered` is set and never cleared, and a step's row is never
+// deleted (retention keeps it, `prune-log.ts`). The floor is a lower bound that only rises
+// (`raiseCursorFloor`, by the intakes, once the cursor is {@link CURSOR_FLOOR_LAG} or more past it), so the
+// computation reads a bounded stretch of the run: for a run whose caller reads every outcome, the floor and
+// a few steps.
 
 /**
  * How far the cursor may run ahead of its stored floor before an intake raises the floor: each raise is an

@@ -7,9 +7,9 @@ import { sql, type Kysely } from 'kysely';
  * durable call wrote the run twice (a row lock, 54 bytes of WAL, and the cursor's HOT update, 79 bytes) and
  * serialised the deliveries of one run on that lock. The cursor is now computed where it is read (core's
  * `runs/run-cursor.ts`): the first step index at or after the floor that holds no delivered step. A step's
- * `outcome_delivered` is only ever set, never cleared, and a run's steps are deleted only with the run, so
- * that index only moves forward, as the stored cursor did. The floor is raised by the intakes when the
- * cursor has gone far past it, which bounds what the computation reads.
+ * `outcome_delivered` is only ever set, never cleared, and a step's row is never deleted, so that index
+ * only moves forward, as the stored cursor did. The floor is raised by the intakes when the cursor has gone
+ * far past it, which bounds what the computation reads.
  *
  * Renamed rather than kept: a reader of the old column would read a floor as if it were the cursor. The
  * floor starts as the stored cursor, which was exact.

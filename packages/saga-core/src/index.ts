@@ -602,6 +602,7 @@ export {
 export { freePort } from './process/free-port.js';
 export { newWorkerId } from './process/worker-id.js';
 export { createLogger, REDACT_PATHS, type Logger } from './process/logger.js';
+export { lazyChildLogger } from './process/lazy-child-logger.js';
 export { startMetricsServer, stopMetricsServer, type MetricsSource } from './process/metrics-server.js';
 export { openSagaDb, sagaDbOptions, type SagaDbConfig } from './process/open-saga-db.js';
 export {

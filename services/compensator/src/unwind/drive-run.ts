@@ -7,6 +7,7 @@ import {
   InvariantUnverifiedError,
   recoveryPolicyOf,
   InvalidTransitionError,
+  lazyChildLogger,
   RunStatus,
   StepStatus,
   transitionCompensation,
@@ -62,7 +63,7 @@ const UNRESOLVED = new Set<StepStatus>([StepStatus.INTENDED, StepStatus.UNKNOWN]
  */
 export async function driveRun(d: UnwindDeps, runId: string, sliceMs: number): Promise<DriveResult> {
   const until = Date.now() + sliceMs; // this process's time budget, not a lease: its own clock is right
-  const log = d.logger.child({ runId });
+  const log = lazyChildLogger(d.logger, { runId });
   for (;;) {
     if (d.shutdownSignal.aborted) return 'unfinished';
     let state = await d.groups.read.submit(runId);

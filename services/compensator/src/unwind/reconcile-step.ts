@@ -13,6 +13,7 @@ import {
   type StepRow,
   type TransitionInput,
   withdrawUnclaimedStep,
+  lazyChildLogger,
 } from '@agent-saga/core';
 import { ManualInterventionKind } from '../metrics/compensator-metrics.js';
 import { unknownWaitMs, type UnwindDeps } from './unwind-deps.js';
@@ -43,7 +44,11 @@ const CAUSE = 'compensator: reconcile before unwind';
  * moved it meanwhile, nothing is written and the next pass sees the new state.
  */
 export async function reconcileStep(d: UnwindDeps, step: StepRow): Promise<ReconcileResult> {
-  const log = d.logger.child({ runId: step.run_id, stepIdx: step.step_idx, key: step.idempotency_key });
+  const log = lazyChildLogger(d.logger, {
+    runId: step.run_id,
+    stepIdx: step.step_idx,
+    key: step.idempotency_key,
+  });
   const at = { runId: step.run_id, stepIdx: step.step_idx, schema: d.schema } as const;
   const guard: Pick<TransitionInput, 'onlyFrom' | 'leaseOwner'> = {
     onlyFrom: [step.status],

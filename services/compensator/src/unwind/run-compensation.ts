@@ -1,4 +1,4 @@
-import type { CompensationRow, RecoveryPolicy, StepRow } from '@agent-saga/core';
+import { lazyChildLogger, type CompensationRow, type RecoveryPolicy, type StepRow } from '@agent-saga/core';
 import { attemptCompensation } from './attempt-compensation.js';
 import { buildCommand } from './build-command.js';
 import { checkApproval } from './check-approval.js';
@@ -59,7 +59,11 @@ export async function runCompensation(
   unwindReason: string | null,
   policy: RecoveryPolicy = {},
 ): Promise<void> {
-  const log = d.logger.child({ runId: comp.run_id, stepIdx: comp.step_idx, key: comp.idempotency_key });
+  const log = lazyChildLogger(d.logger, {
+    runId: comp.run_id,
+    stepIdx: comp.step_idx,
+    key: comp.idempotency_key,
+  });
   const pass: CompensationPass = { comp, steps, unwindReason, policy, log };
   const tool = findTool(d, pass);
   const looked = await lookFirst(d, pass, tool);

@@ -9,7 +9,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics.js';
-import { ErrorCode, sagaDbOptions, type Logger } from '@agent-saga/core';
+import { ErrorCode, lazyChildLogger, sagaDbOptions, type Logger } from '@agent-saga/core';
 import type { ApiDeps } from './api-deps.js';
 import { refuseUnstorableText } from './refuse-unstorable-text.js';
 import { createAuthenticate } from './auth.js';
@@ -49,6 +49,9 @@ export interface Api {
 export async function buildApi(deps: ApiDeps): Promise<Api> {
   const app = Fastify({
     loggerInstance: deps.logger,
+    // A request's logger (its `reqId`) is made when a line is written through it: most requests write none
+    // at the roles' level, and making a pino child per request costs its redacted bindings each time.
+    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger as Logger, bindings, options),
     // Big enough for tool arguments, small enough that a runaway model cannot fill memory.
     bodyLimit: 1024 * 1024,
     // The timeouts of a connection and of reading a request (see each setting's note in config.ts): a

@@ -29,6 +29,7 @@ import {
   type StepRow,
   type TraceContext,
   type ToolRegistry,
+  lazyChildLogger,
 } from '@agent-saga/core';
 import type { DispatcherConfig } from '../config.js';
 import type { ExecutionMetrics } from '../metrics/worker-metrics.js';
@@ -213,7 +214,11 @@ export async function runClaimedStep(
   deliverTo?: () => boolean,
 ): Promise<{ outcome: StepOutcome['status']; recorded: RecordOutcomeResult }> {
   const tool = d.registry.get(row.tool);
-  const logger = d.logger.child({ runId: row.run_id, stepIdx: row.step_idx, key: row.idempotency_key });
+  const logger = lazyChildLogger(d.logger, {
+    runId: row.run_id,
+    stepIdx: row.step_idx,
+    key: row.idempotency_key,
+  });
   d.crash(CrashPoint.AFTER_CLAIM_BEFORE_TOOL);
 
   const prepared = prepareCall(tool, row, logger);

@@ -8,6 +8,7 @@ import {
   type SagaDb,
   type StepRow,
   type ToolRegistry,
+  lazyChildLogger,
 } from '@agent-saga/core';
 import { ReconcileOutcome, type ReconcilerMetrics } from '../metrics/reconciler-metrics.js';
 import { settleReconcile, type RetryPolicy, type SettleResult } from './settle-reconcile.js';
@@ -34,7 +35,7 @@ export interface ReconcileStepDeps {
  * outcome after the commit.
  */
 export async function reconcileStep(d: ReconcileStepDeps, step: StepRow): Promise<SettleResult> {
-  const log = d.logger.child({
+  const log = lazyChildLogger(d.logger, {
     runId: step.run_id,
     stepIdx: step.step_idx,
     key: step.idempotency_key,

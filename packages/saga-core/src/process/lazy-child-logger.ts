@@ -13,30 +13,30 @@ const LOG_METHODS: ReadonlySet<PropertyKey> = new Set(['fatal', 'error', 'warn',
  * goes well writes nothing at that level. Measured in the bench (`pnpm bench --quick`, sampling heap
  * profile of the api): the made children were about a tenth of every byte the api allocated per call.
  *
- * A log method whose level is off is a no-op that makes nothing (judged on the parent's level, unless
- * `options.level` gives the child its own); any other read (`level`, `bindings()`, `child`, a method
- * whose level is on) makes the child once (`child` of it gives a lazy grandchild) and is answered by it, so the lazy child behaves as the child
- * would, level changes included (a write of `level` goes to the child).
+ * A log method read while its level is off is a no-op that makes nothing, as pino's own methods are
+ * (judged on the parent's level, unless `options.level` gives the child its own), and one whose level is
+ * on makes the child when it is called; `child` of it gives a lazy grandchild; any other read (`level`,
+ * `bindings()`) makes the child once and is answered by it, so the lazy child behaves as the child would,
+ * level changes included (a write of `level` goes to the child).
  */
 export function lazyChildLogger(parent: Logger, bindings: Bindings, options?: ChildLoggerOptions): Logger {
   let child: Logger | undefined;
   const made = (): Logger => (child ??= parent.child(bindings, options));
-  const quietMethod =
-    (level: string) =>
-    (...args: unknown[]): void => {
-      if (!parent.isLevelEnabled(level)) return;
-      (made() as unknown as Record<string, (...a: unknown[]) => void>)[level]!(...args);
-    };
-  const grandchild = (b: Bindings, o?: ChildLoggerOptions): Logger => lazyChildLogger(made(), b, o);
   return new Proxy(parent, {
     get(_target, prop) {
-      if (!child && options?.level === undefined && typeof prop === 'string' && LOG_METHODS.has(prop))
-        return quietMethod(prop);
-      // Whether a level is on is the parent's answer until the child exists (it has the parent's level).
-      if (!child && options?.level === undefined && prop === 'isLevelEnabled')
-        return (level: string): boolean => parent.isLevelEnabled(level);
+      if (!child && options?.level === undefined) {
+        // Pino's own rule: a log method read while its level is off is a no-op. One whose level is on makes
+        // the child when it is called, not when it is read (fastify reads them all to check the logger).
+        if (typeof prop === 'string' && LOG_METHODS.has(prop))
+          return parent.isLevelEnabled(prop)
+            ? (...args: unknown[]): void => (made() as unknown as LogMethods)[prop]!(...args)
+            : NOOP;
+        // Whether a level is on is the parent's answer until the child exists (it has the parent's level).
+        if (prop === 'isLevelEnabled') return levelCheckOf(parent);
+      }
       // A child of the lazy child is lazy too; fastify reads `child` of every request logger (to check it).
-      if (!child && prop === 'child') return grandchild;
+      if (!child && prop === 'child')
+        return (b: Bindings, o?: ChildLoggerOptions): Logger => lazyChildLogger(made(), b, o);
       const c = made();
       const value: unknown = Reflect.get(c, prop, c);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(c) : value;
@@ -48,4 +48,15 @@ export function lazyChildLogger(parent: Logger, bindings: Bindings, options?: Ch
       return Reflect.has(made(), prop);
     },
   });
+}
+
+const NOOP = (): void => {};
+type LogMethods = Record<string, (...args: unknown[]) => void>;
+
+/** `parent.isLevelEnabled`, bound once per parent (a request reads it for each line it might write). */
+const levelChecks = new WeakMap<Logger, (level: string) => boolean>();
+function levelCheckOf(parent: Logger): (level: string) => boolean {
+  let check = levelChecks.get(parent);
+  if (!check) levelChecks.set(parent, (check = (level: string) => parent.isLevelEnabled(level)));
+  return check;
 }

@@ -1,8 +1,5 @@
 import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
-/** The log methods a lazy child answers without being made, while their level is off. */
-const LOG_METHODS: ReadonlySet<PropertyKey> = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);
-
 /**
  * `parent.child(bindings, options)`, made when a line is first written through it (or anything else of it
  * is read), not when it is asked for.
@@ -27,7 +24,8 @@ export function lazyChildLogger(parent: Logger, bindings: Bindings, options?: Ch
       if (!child && options?.level === undefined) {
         // Pino's own rule: a log method read while its level is off is a no-op. One whose level is on makes
         // the child when it is called, not when it is read (fastify reads them all to check the logger).
-        if (typeof prop === 'string' && LOG_METHODS.has(prop))
+        // The log methods are the parent's levels (`levels.values`: pino's six and any custom ones).
+        if (typeof prop === 'string' && Object.hasOwn(parent.levels.values, prop))
           return parent.isLevelEnabled(prop)
             ? (...args: unknown[]): void => (made() as unknown as LogMethods)[prop]!(...args)
             : NOOP;

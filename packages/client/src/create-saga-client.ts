@@ -13,6 +13,7 @@ import {
   runEventsSchema,
   runListSchema,
   runViewPageSchema,
+  stepViewSchema,
   type PlanEntry,
   type RunBudget,
   type RunPolicy,
@@ -155,6 +156,12 @@ function unavailableRetryMsOf(ms: number | undefined): number {
   return ms;
 }
 
+/** Refuses, before any request, a `waitMs` the dispatcher would refuse. */
+function checkWaitMs(method: string, waitMs: number | undefined): void {
+  if (waitMs !== undefined && (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > MAX_WAIT_MS))
+    throw new RangeError(`${method}: waitMs must be an integer in [0, ${MAX_WAIT_MS}], got ${waitMs}`);
+}
+
 /** Creates a client for one dispatcher and one token. */
 export function createSagaClient(options: SagaClientOptions): SagaClient {
   if (!options.token) throw new TypeError('createSagaClient: token is required');
@@ -165,15 +172,17 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
     unavailableRetryMs: unavailableRetryMsOf(options.unavailableRetryMs),
   });
   const runPath = (runId: string) => `/v1/runs/${encodeURIComponent(runId)}`;
-  const readRunPage = async (runId: string, stepsAfter: number | undefined) =>
-    (
-      await requestJson(transport, {
-        method: 'GET',
-        path: withQuery(runPath(runId), { stepsAfter }),
-        ok: [200],
-        schema: runViewPageSchema,
-      })
-    ).data;
+  const readRunPage = async (
+    runId: string,
+    stepsAfter: number | undefined,
+    wait: { readonly waitMs?: number; readonly whileStatus?: readonly string[] } = {},
+  ) => {
+    let path = withQuery(runPath(runId), { stepsAfter, waitMs: wait.waitMs });
+    // Repeated, as the dispatcher reads a list from the query.
+    for (const s of wait.whileStatus ?? [])
+      path += `${path.includes('?') ? '&' : '?'}whileStatus=${encodeURIComponent(s)}`;
+    return (await requestJson(transport, { method: 'GET', path, ok: [200], schema: runViewPageSchema })).data;
+  };
 
   const client: SagaClient = {
     async createRun(input = {}) {
@@ -210,8 +219,7 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
       if (typeof tool !== 'string' || tool === '') throw new TypeError('call: tool must be a tool name');
       if (!Number.isSafeInteger(stepIdx) || stepIdx < 0)
         throw new RangeError(`call: stepIdx must be a non-negative integer, got ${stepIdx}`);
-      if (waitMs !== undefined && (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > MAX_WAIT_MS))
-        throw new RangeError(`call: waitMs must be an integer in [0, ${MAX_WAIT_MS}], got ${waitMs}`);
+      checkWaitMs('call', waitMs);
       const { status, data } = await requestJson(transport, {
         method: 'POST',
         path: `${runPath(runId)}/calls`,
@@ -231,11 +239,15 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
       return data;
     },
 
-    async getRun(runId) {
+    async getRun(runId, options = {}) {
+      checkWaitMs('getRun', options.waitMs);
+      if (options.whileStatus !== undefined && options.whileStatus.length === 0)
+        throw new RangeError('getRun: whileStatus must name at least one status');
       // The run view pages its steps (`nextStepsCursor`); a run under the default cap is one page. The
       // review items and the run's fields come with every page: those of the last page are kept, with
-      // every page's steps, so the view is as fresh as the last read and lists each step once.
-      let page = await readRunPage(runId, undefined);
+      // every page's steps, so the view is as fresh as the last read and lists each step once. Only the
+      // first page waits.
+      let page = await readRunPage(runId, undefined, options);
       const steps = [...page.steps];
       while (page.nextStepsCursor !== null) {
         const after = page.nextStepsCursor;
@@ -244,6 +256,19 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
       }
       const { nextStepsCursor: _last, ...view } = page;
       return { ...view, steps };
+    },
+
+    async getStep(runId, stepIdx, options = {}) {
+      if (!Number.isSafeInteger(stepIdx) || stepIdx < 0)
+        throw new RangeError(`getStep: stepIdx must be a non-negative integer, got ${stepIdx}`);
+      checkWaitMs('getStep', options.waitMs);
+      const { data } = await requestJson(transport, {
+        method: 'GET',
+        path: withQuery(`${runPath(runId)}/steps/${stepIdx}`, { waitMs: options.waitMs }),
+        ok: [200],
+        schema: stepViewSchema,
+      });
+      return data;
     },
 
     async getEvents(runId) {

@@ -27,7 +27,14 @@ export {
   type PolicyFloorView,
   type PolicyMethods,
 } from './policy-methods.js';
-export { MAX_WAIT_MS, type CallDecision, type CallOptions, type StepMethods } from './step-methods.js';
+export {
+  MAX_WAIT_MS,
+  type CallDecision,
+  type CallOptions,
+  type ReadRunOptions,
+  type ReadStepOptions,
+  type StepMethods,
+} from './step-methods.js';
 export { createRunHandle, OPEN_LOG_STATUSES, type RunHandle, type OpenStep } from './run-handle.js';
 export {
   CallStatus,

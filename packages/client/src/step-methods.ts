@@ -1,5 +1,6 @@
 import type { CallOutcome } from './call-outcome.js';
-import type { RunView } from './run-view.js';
+import type { RunView, StepView } from './run-view.js';
+import type { RunStatus } from './statuses.js';
 
 export interface CallOptions {
   /** The step's index in the run, from the caller's own count of the run's steps (see `RunHandle`). */
@@ -41,6 +42,28 @@ export interface StepMethods {
     args: Readonly<Record<string, unknown>>,
     options: CallOptions,
   ): Promise<CallOutcome>;
-  /** The run and all its steps, from the log. */
-  getRun(runId: string): Promise<RunView>;
+  /**
+   * The run and all its steps, from the log. With `waitMs`, a long poll: the dispatcher answers as soon
+   * as the run's status is not one of `whileStatus` (default: the open ones, so it waits for the run to
+   * end), or when `waitMs` is up, with the run as it then is (check its status).
+   */
+  getRun(runId: string, options?: ReadRunOptions): Promise<RunView>;
+  /**
+   * One step of the run, from the log; with `waitMs`, answered as soon as its outcome is in (it is no longer
+   * held, sent, unknown or to be sent again, or its run stopped going forward), or when `waitMs` is up.
+   * Never sends anything: a read-back that waits. `NotFoundError` when the run has no such step.
+   */
+  getStep(runId: string, stepIdx: number, options?: ReadStepOptions): Promise<StepView>;
+}
+
+export interface ReadRunOptions {
+  /** How long the dispatcher may hold the answer while the run's status is in `whileStatus` (≤ 60 000 ms). */
+  readonly waitMs?: number;
+  /** The statuses to wait through; default RUNNING, AWAITING_APPROVAL and COMPENSATING (until it ends). */
+  readonly whileStatus?: readonly RunStatus[];
+}
+
+export interface ReadStepOptions {
+  /** How long the dispatcher may hold the answer while the step's outcome is still to come (≤ 60 000 ms). */
+  readonly waitMs?: number;
 }

@@ -445,4 +445,43 @@ describe('getRun and getEvents', () => {
       '/v1/runs/r/events?limit=1000&after=7',
     ]);
   });
+
+  it('a waiting read sends waitMs and whileStatus (repeated) with its first page only', async () => {
+    const page = (steps: number[], next: number | null) => ({
+      status: 200,
+      body: {
+        runId: 'r w',
+        status: 'COMPENSATING',
+        statusReason: null,
+        cursor: 0,
+        steps: steps.map((i) => stepView(i, 'create_ticket', 'CONFIRMED')),
+        nextStepsCursor: next,
+      },
+    });
+    const { client, server } = await clientAnswering(page([0], 0), page([1], null), page([], null));
+    const run = await client.getRun('r w', { waitMs: 20_000, whileStatus: ['RUNNING', 'AWAITING_APPROVAL'] });
+    expect(run).toMatchObject({ status: 'COMPENSATING' });
+    expect(run.steps.map((s) => s.stepIdx)).toEqual([0, 1]);
+    // The default statuses are the dispatcher's: none is sent.
+    await client.getRun('r w', { waitMs: 500 });
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/v1/runs/r%20w?waitMs=20000&whileStatus=RUNNING&whileStatus=AWAITING_APPROVAL',
+      '/v1/runs/r%20w?stepsAfter=0',
+      '/v1/runs/r%20w?waitMs=500',
+    ]);
+  });
+
+  it('getStep reads one step, waiting with waitMs; a bad index, waitMs or whileStatus is refused unsent', async () => {
+    const { client, server } = await clientAnswering({
+      status: 200,
+      body: { ...stepView(3, 'create_ticket', 'CONFIRMED'), externalRef: 'SUP-3' },
+    });
+    const step = await client.getStep('r', 3, { waitMs: 15_000 });
+    expect(step).toMatchObject({ stepIdx: 3, status: 'CONFIRMED', externalRef: 'SUP-3' });
+    await expect(client.getStep('r', -1)).rejects.toThrow(/stepIdx/);
+    await expect(client.getStep('r', 0, { waitMs: 60_001 })).rejects.toThrow(/waitMs/);
+    await expect(client.getRun('r', { waitMs: 1.5 })).rejects.toThrow(/waitMs/);
+    await expect(client.getRun('r', { whileStatus: [] })).rejects.toThrow(/whileStatus/);
+    expect(server.requests.map((r) => r.url)).toEqual(['/v1/runs/r/steps/3?waitMs=15000']);
+  });
 });

@@ -230,7 +230,12 @@ export {
 } from './steps/redispatch/redispatch-step.js';
 export { mayResendUnproven, verdictForRun } from './steps/redispatch/may-resend-unproven.js';
 export { StepEventKind } from './steps/step-event-kind.js';
-export { StepStatus, SETTLED_STEP_STATUSES, UNRESOLVED_STEP_STATUSES } from './steps/step-status.js';
+export {
+  StepStatus,
+  SETTLED_STEP_STATUSES,
+  UNRESOLVED_STEP_STATUSES,
+  OPEN_STEP_STATUSES,
+} from './steps/step-status.js';
 export { STEP_TRANSITIONS, allowedSources, isLegalTransition } from './steps/step-transitions.js';
 export { transitionStep, notifyStepChanged, type TransitionInput } from './steps/transition-step.js';
 
@@ -479,7 +484,13 @@ export {
   type CompareAndSetResult,
   type CasGuard,
 } from './db/compare-and-set.js';
-export { stepSettledChannel, outboxChannel, unwindChannel } from './db/channels.js';
+export {
+  stepSettledChannel,
+  outboxChannel,
+  unwindChannel,
+  runChangedChannel,
+  RUN_CHANGED_CHANNEL_SQL,
+} from './db/channels.js';
 export {
   createDb,
   pgConnectionConfig,

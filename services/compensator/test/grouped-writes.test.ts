@@ -5,7 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { CompensationStatus, RunStatus, StepEventKind, type SagaDb } from '@agent-saga/core';
+import {
+  CompensationStatus,
+  listenChannel,
+  runChangedChannel,
+  RunStatus,
+  StepEventKind,
+  type SagaDb,
+} from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { ATTEMPT_CAUSE, claimAttemptBatch } from '../src/sql/claim-attempt-batch.js';
 import { finishRunsBatch } from '../src/sql/finish-runs-batch.js';
@@ -167,10 +174,19 @@ describe('grouped compensation writes', () => {
       reason: `every effect undone (${UNWIND_REQUESTED})`,
       seenReason: UNWIND_REQUESTED,
     });
+    // Every run it closes is announced on the run channel (what a read waiting for the run's end hears).
+    const announced: string[] = [];
+    const listener = await listenChannel({
+      db: { url: env.databaseUrl, schema: env.schema },
+      channel: runChangedChannel(env.schema),
+      onNotify: (runId) => announced.push(runId ?? ''),
+    });
     const rows = await finishRunsBatch(db, [close('fin-a'), close('fin-b'), close('fin-c')]);
     expect(rows.map((r) => [r.run_id, r.status, r.status_reason])).toEqual([
       ['fin-a', RunStatus.COMPENSATED, `every effect undone (${UNWIND_REQUESTED})`],
     ]);
+    await expect.poll(() => announced, { timeout: 5_000 }).toEqual(['fin-a']);
+    await listener.stop();
     const c = await db
       .selectFrom('runs')
       .select(['status', 'status_reason'])

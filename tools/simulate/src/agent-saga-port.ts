@@ -11,6 +11,7 @@
 import {
   ConflictError,
   DuplicateOperationError,
+  RunStatus,
   SagaApiError,
   ServiceUnavailableError,
   ToolOutcomeUnknown,
@@ -59,6 +60,12 @@ const PIVOT_ENDING: Readonly<Record<string, Observation['kind']>> = {
   PARTIALLY_COMPENSATED: 'refused',
   MANUAL_INTERVENTION: 'needs_person',
 };
+
+/**
+ * Why 20 s: the longest one read waits for a step or a run to move (`waitMs`, a long poll); a wait longer
+ * than the agent's own deadline is cut to it.
+ */
+const LONG_POLL_MS = 20_000;
 
 const SETTLED_STEP = new Set(['CONFIRMED', 'FAILED', 'REJECTED', 'MANUAL_INTERVENTION']);
 const TERMINAL: readonly string[] = TERMINAL_RUN_STATUSES;
@@ -127,13 +134,36 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
   let handle: RunHandle = saga.run(runId);
   const stepOf = new Map<number, number>();
 
+  /**
+   * Waits up to `until` (at most {@link LONG_POLL_MS}) for the step at `idx` to settle, asking the api once
+   * (a long poll); the step as then read, or undefined when the api did not answer. An answer that came back
+   * early without a settled step (its run stopped going forward) is followed by a pause, as is a failure,
+   * so that a caller asking again does not spin.
+   */
+  const waitForStep = async (idx: number, until: number) => {
+    const asked = Date.now();
+    const waitMs = Math.max(0, Math.min(LONG_POLL_MS, until - asked));
+    const s = await saga.getStep(runId, idx, { waitMs }).catch(() => undefined);
+    if ((s === undefined || !SETTLED_STEP.has(s.status)) && Date.now() - asked < Math.min(waitMs, POLL_MS))
+      await sleep(POLL_MS);
+    return s;
+  };
+
+  /** Waits up to `until` for the run's status to leave `whileStatus` (a long poll), as `waitForStep`. */
+  const waitForRun = async (until: number, whileStatus?: readonly RunStatus[]) => {
+    const asked = Date.now();
+    const waitMs = Math.max(0, Math.min(LONG_POLL_MS, until - asked));
+    const run = await saga.getRun(runId, { waitMs, whileStatus }).catch(() => undefined);
+    if (run === undefined && Date.now() - asked < POLL_MS) await sleep(POLL_MS);
+    return run;
+  };
+
   const readStep = async (write: number): Promise<Observation> => {
     const idx = stepOf.get(write);
     if (idx === undefined) return { kind: 'silence', message: 'the call was never written' };
     const deadline = Date.now() + READ_BACK_MS;
     while (Date.now() < deadline) {
-      const run = await saga.getRun(runId).catch(() => undefined);
-      const s = run?.steps.find((x) => x.stepIdx === idx);
+      const s = await waitForStep(idx, deadline);
       if (s && SETTLED_STEP.has(s.status)) {
         if (s.status === 'CONFIRMED') return { kind: 'done', ref: s.externalRef };
         if (s.status === 'MANUAL_INTERVENTION')
@@ -141,7 +171,6 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
         if (s.status === 'FAILED') return observeFailed(s.error);
         return { kind: 'refused', message: s.status };
       }
-      await sleep(POLL_MS);
     }
     return { kind: 'pending', message: 'not settled yet' };
   };
@@ -159,17 +188,21 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
       const run = await saga.getRun(runId).catch(() => undefined);
       let open = run === undefined || run.status === 'RUNNING';
       let unsettled = false;
+      /** A step the agent has an index for and waits on: the api can hold the next read until it moves. */
+      let waitOn: number | undefined;
       const resolved = resolveRefs(args, (w) => {
         const idx = stepOf.get(w);
         const s = run?.steps.find((x) => x.stepIdx === idx);
         if (s?.status === 'CONFIRMED') return s.externalRef;
         // A write the agent will try again (a FAILED step it reads as an error) is not settled either.
         if (s === undefined || !SETTLED_STEP.has(s.status) || triedAgain(s)) unsettled = true;
+        if (s !== undefined && !SETTLED_STEP.has(s.status)) waitOn ??= s.stepIdx;
         return null;
       });
       open = open && unsettled;
       if (resolved !== null || !open || Date.now() > deadline) return resolved;
-      await sleep(POLL_MS);
+      if (waitOn === undefined) await sleep(POLL_MS);
+      else await waitForStep(waitOn, deadline);
     }
   };
 
@@ -196,11 +229,11 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
       }
     }
     while (Date.now() < deadline) {
-      const run = await saga.getRun(runId).catch(() => undefined);
+      // Held while the pivot waits for its person and while its commit steps run.
+      const run = await waitForRun(deadline, [RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING]);
       const kind = run ? PIVOT_ENDING[run.status] : undefined;
       if (kind === 'done') return { kind, ref: null };
       if (kind === 'refused' || kind === 'needs_person') return { kind, message: run?.status ?? '' };
-      await sleep(POLL_MS);
     }
     return { kind: 'pending', message: 'the pivot did not settle' };
   };
@@ -281,10 +314,10 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
       const deadline = Date.now() + SETTLE_MS;
       let status: string | null = null;
       while (Date.now() < deadline) {
-        const run = await saga.getRun(runId).catch(() => undefined);
+        // Held until the run ends (the default of `whileStatus`: its open statuses).
+        const run = await waitForRun(deadline);
         status = run?.status ?? status;
         if (status !== null && TERMINAL.includes(status)) break;
-        await sleep(POLL_MS);
       }
       return { runStatus: status };
     },

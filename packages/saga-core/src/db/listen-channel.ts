@@ -11,9 +11,13 @@ export interface ChannelListener {
 
 export interface ListenOptions {
   readonly db: DbOptions;
-  /** A channel name from `outboxChannel` / `stepSettledChannel` (quoted as an identifier). */
-  readonly channel: string;
-  readonly onNotify: (payload: string | undefined) => void;
+  /**
+   * A channel name from `channels.ts` (`outboxChannel`, `stepSettledChannel`…; quoted as an identifier), or
+   * several, listened to on the one session.
+   */
+  readonly channel: string | readonly string[];
+  /** A NOTIFY on one of the channels: its payload, and which channel it came on. */
+  readonly onNotify: (payload: string | undefined, channel: string) => void;
   /** Told of a lost session or a failed reconnect (the listener keeps trying). */
   readonly onError?: (err: unknown) => void;
   /** Called after a lost session is listening again: NOTIFYs sent meanwhile were missed. */
@@ -21,7 +25,7 @@ export interface ListenOptions {
 }
 
 /**
- * Holds one dedicated Postgres session in `LISTEN <channel>`. A pooled connection cannot listen: LISTEN
+ * Holds one dedicated Postgres session in `LISTEN <channel>` (one per channel named). A pooled connection cannot listen: LISTEN
  * belongs to a session. When the session drops it is reopened every {@link RECONNECT_MS} until it
  * succeeds; callers keep a slow poll for the gap, so a lost NOTIFY delays work and never loses it.
  * Resolves once the first LISTEN is in place.
@@ -31,6 +35,7 @@ export async function listenChannel(opts: ListenOptions): Promise<ChannelListene
     ...opts.db,
     applicationName: opts.db.applicationName ?? 'agent-saga-listen',
   });
+  const channels = typeof opts.channel === 'string' ? [opts.channel] : opts.channel;
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
@@ -38,7 +43,7 @@ export async function listenChannel(opts: ListenOptions): Promise<ChannelListene
   async function connect(): Promise<void> {
     const c = new pg.Client(config);
     c.on('notification', (msg) => {
-      if (!stopped) opts.onNotify(msg.payload);
+      if (!stopped) opts.onNotify(msg.payload, msg.channel);
     });
     c.on('error', (err) => {
       opts.onError?.(err);
@@ -47,7 +52,7 @@ export async function listenChannel(opts: ListenOptions): Promise<ChannelListene
     c.on('end', () => drop(c));
     try {
       await c.connect();
-      await c.query(`LISTEN "${opts.channel.replace(/"/g, '""')}"`);
+      for (const channel of channels) await c.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
     } catch (err) {
       quiet(c);
       throw err;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { SagaTrx } from '../db/connect.js';
+import { RUN_CHANGED_CHANNEL_SQL } from '../db/channels.js';
 import { compareAndSet } from '../db/compare-and-set.js';
 import type { RunRow } from '../db/schema.js';
 import { InvalidRunTransitionError } from '../errors/errors.js';
@@ -29,7 +30,9 @@ export interface RunTransitionInput {
  *
  * Zero rows is an {@link InvalidRunTransitionError} naming the status the run was really in (read under a
  * row lock in the same transaction, so the answer cannot change under the caller). A move appends a
- * `run_transition` event (no step) in the same transaction, so the run's own history is in its timeline.
+ * `run_transition` event (no step) in the same transaction, so the run's own history is in its timeline,
+ * and announces the run's id on `runChangedChannel` (delivered at commit), which wakes the reads waiting
+ * for the run's status to change.
  */
 export async function transitionRun(trx: SagaTrx, t: RunTransitionInput): Promise<RunRow> {
   const r = await compareAndSet(trx, {
@@ -50,5 +53,6 @@ export async function transitionRun(trx: SagaTrx, t: RunTransitionInput): Promis
     cause: t.reason ?? 'run status changed',
     actor: t.actor ?? null,
   });
+  await sql`SELECT pg_notify(${sql.raw(RUN_CHANGED_CHANNEL_SQL)}, ${t.runId})`.execute(trx);
   return r.row;
 }

@@ -33,3 +33,16 @@ export const UNRESOLVED_STEP_STATUSES = [
   StepStatus.INTENDED,
   StepStatus.UNKNOWN,
 ] as const satisfies readonly StepStatus[];
+
+/**
+ * Step statuses whose outcome is still to come while its run goes forward: held for a person
+ * (AWAITING_APPROVAL), sent or about to be (INTENDED), not known until looked up (UNKNOWN), or proved absent
+ * and so sent again (NOT_EXECUTED, while the run goes forward; in an unwound run it is final). A read that
+ * waits for a step's outcome (`GET /v1/runs/{id}/steps/{idx}?waitMs=`) waits through these.
+ */
+export const OPEN_STEP_STATUSES = [
+  StepStatus.AWAITING_APPROVAL,
+  StepStatus.INTENDED,
+  StepStatus.UNKNOWN,
+  StepStatus.NOT_EXECUTED,
+] as const satisfies readonly StepStatus[];

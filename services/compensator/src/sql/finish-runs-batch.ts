@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import {
   allowedRunSources,
   preparedAs,
+  RUN_CHANGED_CHANNEL_SQL,
   RunStatus,
   StepEventKind,
   type RunRow,
@@ -23,7 +24,8 @@ export interface RunClose {
  * Moves every run in `closes` from COMPENSATING to its terminal status in ONE statement (one round trip,
  * one commit), each by compare-and-set on the legal sources of its target (`RUN_TRANSITIONS`) narrowed to
  * COMPENSATING, and on the `status_reason` its terminal reason was made from, with its `run_transition`
- * event, as `transitionRun` writes it one run at a time:
+ * event and the announcement of its id on `runChangedChannel`, as `transitionRun` writes them one run at a
+ * time:
  *
  * ```sql
  * WITH req    AS (SELECT * FROM unnest(…) AS r(run_id, to_status, reason, seen_reason, from_status)),
@@ -31,7 +33,7 @@ export interface RunClose {
  *                   FROM req WHERE r.run_id = req.run_id AND r.status = req.from_status -- 'COMPENSATING'
  *                    AND r.status_reason IS NOT DISTINCT FROM req.seen_reason RETURNING r.*),
  *      ev     AS (INSERT INTO step_event_rows … 'run_transition', 'COMPENSATING' → status, reason FROM closed)
- * SELECT * FROM closed;
+ * SELECT closed.*, pg_notify(<run changed channel>, run_id) FROM closed;
  * ```
  *
  * COMPENSATING comes in as a column of `req`, not a literal: a literal matches the partial index
@@ -70,6 +72,8 @@ export async function finishRunsBatch(db: SagaDb, closes: readonly RunClose[]): 
       SELECT run_id, NULL, ${StepEventKind.RUN_TRANSITION}, ${RunStatus.COMPENSATING}, status, status_reason, NULL
         FROM closed
     )
-    SELECT * FROM closed`.execute(db);
+    SELECT closed.*, pg_notify(${sql.raw(RUN_CHANGED_CHANNEL_SQL)}, closed.run_id) AS notified FROM closed`.execute(
+    db,
+  );
   return r.rows;
 }

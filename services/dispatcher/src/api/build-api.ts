@@ -125,7 +125,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       // After auth: only a known token spends from its bucket (an unknown one was answered 401).
       if (rateLimit) v1.addHook('onRequest', rateLimit);
       v1.addHook('preValidation', refuseUnstorableText);
-      await v1.register(runRoutes, { deps });
+      await v1.register(runRoutes, { deps, waiter });
       await v1.register(unwindRoutes, { deps });
       await v1.register(pivotRoutes, { deps });
       await v1.register(approvalRoutes, { deps });

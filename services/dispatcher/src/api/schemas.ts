@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import {
   MAX_TOOL_NAME,
+  OPEN_RUN_STATUSES,
+  OPEN_STEP_STATUSES,
   callDecisionSchema,
   ApprovalKind,
   ApprovalStatus,
@@ -333,7 +335,16 @@ export const runEvents = z.object({
  */
 export const STEPS_PAGE_MAX = 1_000;
 
-/** Query of `GET /v1/runs/{runId}`: keyset pagination of its steps on `step_idx`. */
+/** A read's `waitMs`: a long poll, bounded as a call's wait is. */
+const readWaitMs = z.coerce.number().int().min(0).max(MAX_WAIT_MS).default(0);
+
+/** One run status, or several (a query parameter repeated). */
+const runStatuses = z.union([z.enum(valuesOf(RunStatus)), z.array(z.enum(valuesOf(RunStatus))).min(1)]);
+
+/**
+ * Query of `GET /v1/runs/{runId}`: keyset pagination of its steps on `step_idx`, and a wait for its status
+ * to move.
+ */
 export const runViewQuery = z.object({
   stepsLimit: z.coerce
     .number()
@@ -349,6 +360,31 @@ export const runViewQuery = z.object({
     .max(2_147_483_647)
     .optional()
     .describe("Only steps with a higher index: the previous page's `nextStepsCursor`"),
+  waitMs: readWaitMs.describe(
+    'How long the answer may wait while the run is in one of `whileStatus` (default 0: answer at once). ' +
+      'The answer comes as soon as the status moves out of them, or when the time is up, with the run as ' +
+      'it then is: a long poll in place of reading again and again',
+  ),
+  whileStatus: runStatuses
+    .optional()
+    .describe(
+      `The statuses \`waitMs\` waits through (repeat the parameter for several); default the open ones ` +
+        `(${OPEN_RUN_STATUSES.join(', ')}): wait for the run to end`,
+    ),
+});
+
+/** Path of `GET /v1/runs/{runId}/steps/{stepIdx}`. */
+export const stepParams = runIdParams.extend({
+  stepIdx: z.coerce.number().int().min(0).max(2_147_483_647),
+});
+
+/** Query of `GET /v1/runs/{runId}/steps/{stepIdx}`. */
+export const stepViewQuery = z.object({
+  waitMs: readWaitMs.describe(
+    `How long the answer may wait while the step is open (${OPEN_STEP_STATUSES.join(', ')}) and its run ` +
+      'has not stopped going forward (default 0: answer at once): a long poll for its outcome that, unlike ' +
+      'a call at its index, never sends anything',
+  ),
 });
 
 /** Why 500 events per page, at most 1,000: a step has a handful of events; a page is bounded in memory. */

@@ -1,5 +1,6 @@
 import {
   listenChannel,
+  runChangedChannel,
   stepSettledChannel,
   type ChannelListener,
   type DbOptions,
@@ -9,7 +10,7 @@ import {
 /** Why a {@link StepWatch.next} returned. */
 export type WakeReason = 'notified' | 'timeout' | 'closed';
 
-/** Interest in one step's key, registered before the caller reads the step. */
+/** Interest in one step's key (or a run's status), registered before the caller reads it. */
 export interface StepWatch {
   /**
    * Resolves `notified` as soon as a NOTIFY for the key arrives (or arrived since the watch began or since
@@ -24,6 +25,11 @@ export interface SettleWaiter {
   /** Opens the dedicated connection and LISTENs; resolves once notifications are being received. */
   start(): Promise<void>;
   watch(key: string): StepWatch;
+  /**
+   * Interest in a run's status (woken by a NOTIFY of its id on `runChangedChannel`) and, when `stepKey` is
+   * given, in that step of it too: a read of a run or of one step that waits for it to move.
+   */
+  watchRun(runId: string, stepKey?: string): StepWatch;
   /** Whether the LISTEN connection is up (a readiness check). */
   readonly listening: boolean;
   /** Wakes every watch with `closed` and makes new watches return `closed` at once (shutdown). */
@@ -38,10 +44,11 @@ interface Entry {
 }
 
 /**
- * Waits for steps to settle without polling: one dedicated Postgres connection LISTENs on
+ * Waits for steps to settle and runs to move without polling: one dedicated Postgres connection LISTENs on
  * `stepSettledChannel(schema)`, where `transitionStep` announces a step's key when it commits a settled
- * (or unknown) status, and wakes the requests watching that key. Watches are keyed by idempotency key; a
- * notification for a key nobody watches costs a map lookup.
+ * (or unknown) status, and on `runChangedChannel(schema)`, where every move of a run's status announces
+ * the run's id, and wakes the requests watching that key or run. A notification nobody watches costs a map
+ * lookup.
  *
  * A lost session is reopened (see `listenChannel`); every watch is then woken, because notifications sent
  * while it was down are gone and each waiter must re-read its step.
@@ -51,7 +58,9 @@ export function createSettleWaiter(opts: {
   readonly db: DbOptions;
   readonly logger: Logger;
 }): SettleWaiter {
-  const watches = new Map<string, Set<Entry>>();
+  const steps = new Map<string, Set<Entry>>();
+  const runs = new Map<string, Set<Entry>>();
+  const stepChannel = stepSettledChannel(opts.db.schema);
   let listener: ChannelListener | null = null;
   let listening = false;
   let draining = false;
@@ -66,15 +75,46 @@ export function createSettleWaiter(opts: {
     } else if (entry.pending !== 'closed') entry.pending = reason;
   };
   const wakeAll = (reason: WakeReason): void => {
-    for (const set of watches.values()) for (const e of set) wake(e, reason);
+    for (const m of [steps, runs]) for (const set of m.values()) for (const e of set) wake(e, reason);
   };
+
+  /** One entry, woken by a NOTIFY of any of `under` (a map and the id it is filed under there). */
+  function register(under: readonly (readonly [Map<string, Set<Entry>>, string])[]): StepWatch {
+    const entry: Entry = { pending: draining ? 'closed' : null, resolve: null, timer: null };
+    for (const [m, id] of under) {
+      let set = m.get(id);
+      if (!set) m.set(id, (set = new Set()));
+      set.add(entry);
+    }
+    return {
+      next(timeoutMs) {
+        if (entry.pending) {
+          const reason = entry.pending;
+          if (reason !== 'closed') entry.pending = null;
+          return Promise.resolve(reason);
+        }
+        return new Promise<WakeReason>((resolve) => {
+          entry.resolve = resolve;
+          entry.timer = setTimeout(() => wake(entry, 'timeout'), Math.max(0, timeoutMs));
+        });
+      },
+      close() {
+        wake(entry, 'closed');
+        for (const [m, id] of under) {
+          const set = m.get(id);
+          set?.delete(entry);
+          if (set && set.size === 0) m.delete(id);
+        }
+      },
+    };
+  }
 
   async function start(): Promise<void> {
     listener = await listenChannel({
       db: opts.db,
-      channel: stepSettledChannel(opts.db.schema),
-      onNotify(key) {
-        const set = key ? watches.get(key) : undefined;
+      channel: [stepChannel, runChangedChannel(opts.db.schema)],
+      onNotify(id, channel) {
+        const set = id ? (channel === stepChannel ? steps : runs).get(id) : undefined;
         if (set) for (const e of set) wake(e, 'notified');
       },
       onError(err) {
@@ -96,29 +136,17 @@ export function createSettleWaiter(opts: {
       return listening;
     },
     watch(key) {
-      const entry: Entry = { pending: draining ? 'closed' : null, resolve: null, timer: null };
-      let set = watches.get(key);
-      if (!set) watches.set(key, (set = new Set()));
-      set.add(entry);
-      return {
-        next(timeoutMs) {
-          if (entry.pending) {
-            const reason = entry.pending;
-            if (reason !== 'closed') entry.pending = null;
-            return Promise.resolve(reason);
-          }
-          return new Promise<WakeReason>((resolve) => {
-            entry.resolve = resolve;
-            entry.timer = setTimeout(() => wake(entry, 'timeout'), Math.max(0, timeoutMs));
-          });
-        },
-        close() {
-          wake(entry, 'closed');
-          const s = watches.get(key);
-          s?.delete(entry);
-          if (s && s.size === 0) watches.delete(key);
-        },
-      };
+      return register([[steps, key]]);
+    },
+    watchRun(runId, stepKey) {
+      return register(
+        stepKey === undefined
+          ? [[runs, runId]]
+          : [
+              [runs, runId],
+              [steps, stepKey],
+            ],
+      );
     },
     drain() {
       draining = true;

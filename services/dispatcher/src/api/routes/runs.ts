@@ -8,6 +8,7 @@ import {
   listCases,
   listCorrections,
   listRuns,
+  OPEN_RUN_STATUSES,
   readRunCursor,
   readStepDecisions,
   type ApprovalRow,
@@ -17,7 +18,9 @@ import {
 import { RunIdTakenError } from '../api-errors.js';
 import type { ApiDeps } from '../api-deps.js';
 import { principalOf } from '../auth.js';
-import { presentEvent, presentRun } from '../present-step.js';
+import { awaitRunStatus, awaitStepOutcome } from '../await-read.js';
+import { presentEvent, presentRun, presentStep } from '../present-step.js';
+import type { SettleWaiter } from '../settle-waiter.js';
 import { readEventsPage, readStepsAt, readStepsPage, readStepTools } from '../read-run-pages.js';
 import {
   createRunBody,
@@ -32,14 +35,21 @@ import {
   runsQuery,
   runViewPage,
   runViewQuery,
+  stepParams,
+  stepView,
+  stepViewQuery,
   STEPS_PAGE_MAX,
 } from '../schemas.js';
 
 /**
  * Runs: create (idempotent per tenant), list, read with its steps (paged, see `read-run-pages.ts`) and
- * review items, read its events (paged).
+ * review items, read one step, read its events (paged). The reads of a run and of a step may wait for a
+ * change (`waitMs`, see `await-read.ts`).
  */
-export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps }) => {
+export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps; waiter: SettleWaiter }> = (
+  app,
+  { deps, waiter },
+) => {
   app.post(
     '/runs',
     {
@@ -132,7 +142,9 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
           `The steps come in index order, at most \`stepsLimit\` (default and at most ${STEPS_PAGE_MAX}, ` +
           'the default cap on steps per run, so a run under it is complete in one answer). When more ' +
           'follow, `nextStepsCursor` is the last index shown: pass it as `stepsAfter` for the next page ' +
-          '(keyset on the step index). Approvals, cases and corrections are always all of them.',
+          '(keyset on the step index). Approvals, cases and corrections are always all of them. With ' +
+          '`waitMs` the answer waits while the run is in one of `whileStatus` (default: until it ends), and ' +
+          'comes as soon as its status moves or the time is up.',
         tags: ['runs'],
         security: [{ bearer: [] }],
         params: runIdParams,
@@ -141,7 +153,15 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
       },
     },
     async (req) => {
-      const run = await getRunFor(deps.db, principalOf(req), req.params.runId);
+      const { waitMs, whileStatus } = req.query;
+      const run = await awaitRunStatus(
+        deps.db,
+        waiter,
+        principalOf(req),
+        req.params.runId,
+        new Set(whileStatus === undefined ? OPEN_RUN_STATUSES : [whileStatus].flat()),
+        waitMs,
+      );
       const [cursor, page, approvals, corrections, cases, decisions] = await Promise.all([
         readRunCursor(deps.db, run.run_id),
         readStepsPage(deps.db, run.run_id, { after: req.query.stepsAfter, limit: req.query.stepsLimit }),
@@ -169,6 +189,38 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = (app, { deps 
         steps: others.length === 0 ? view.steps : view.steps.filter((s) => shown.has(s.stepIdx)),
         nextStepsCursor: page.nextCursor,
       };
+    },
+  );
+
+  app.get(
+    '/runs/:runId/steps/:stepIdx',
+    {
+      schema: {
+        summary: 'One step of a run, from the saga log; may wait for its outcome',
+        description:
+          'The step as `GET /v1/runs/{runId}` shows it. With `waitMs` the answer waits while the step is ' +
+          'open (held for a person, sent, unknown, or proved absent and to be sent again) and its run goes ' +
+          'forward, and comes as soon as its outcome is in or the time is up. Unlike a call repeated at ' +
+          'its index, it never sends anything.',
+        tags: ['runs'],
+        security: [{ bearer: [] }],
+        params: stepParams,
+        querystring: stepViewQuery,
+        response: { 200: stepView, 400: errorBody, 401: errorBody, 404: errorBody },
+      },
+    },
+    async (req) => {
+      const principal = principalOf(req);
+      const { step } = await awaitStepOutcome(
+        deps.db,
+        waiter,
+        principal,
+        req.params.runId,
+        req.params.stepIdx,
+        req.query.waitMs,
+      );
+      const decisions = await readStepDecisions(deps.db, step.run_id);
+      return presentStep(step, deps.registry, principal.role, decisions.get(step.step_idx) ?? null);
     },
   );
 

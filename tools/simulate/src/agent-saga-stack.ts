@@ -39,7 +39,7 @@ import {
 } from './sim-timings.js';
 
 /** The cross-service tests' tool module: the real connectors, every tool's timeout capped. */
-const SHORT_TIMEOUT_TOOLS = 'test/fixtures/support-tools-short-timeouts.ts';
+const SHORT_TIMEOUT_TOOLS = 'test/fixtures/support-tools-short-timeouts.mjs';
 
 /** The stack's roles: the soak's, with the api as replicas. */
 const STACK_ROLES: readonly RoleName[] = [...API_REPLICAS, ...ROLES.filter((r) => r !== 'api')];

@@ -14,8 +14,13 @@ const loaded = new Map<string, Promise<Record<string, unknown>>>();
  * A TypeScript module also loads in a compiled role (plain Node, which refuses `.ts`): then tsx is
  * registered for what is imported from here on (the role's own modules are already loaded, so they keep
  * their compiled instances and the tool module shares them: one `@agent-saga/core`, whose error classes
- * the executor tells apart), at about 0.3 s of start-up. Without tsx installed the role stops, naming the
- * setting: compile the module, or install tsx.
+ * the executor tells apart). The price is more than tsx's own 0.3–0.4 s: its hooks serve every module
+ * imported afterwards (the tool module's graph, and what the role loads lazily), on a second thread —
+ * measured 3.2–4.0 s of that thread's CPU per role start under `pnpm simulate`, and on a quiet machine an
+ * import of fastify, bullmq, ioredis, pino, kysely and core costing 2.2–2.6 s of CPU instead of 1.2–1.4 s.
+ * It stays registered, so that a module that imports TypeScript lazily still works; compile the module
+ * for a role that restarts often. Without tsx installed the role stops, naming the setting: compile the
+ * module, or install tsx.
  */
 export function importModuleFile(modulePath: string, setting: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(resolve(modulePath)).href;

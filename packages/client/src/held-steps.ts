@@ -1,5 +1,6 @@
 import { CallStatus, type SettledOutcome } from './call-outcome.js';
 import type { SagaClient } from './create-saga-client.js';
+import { NotFoundError } from './errors.js';
 import type { ApprovalView } from './review-views.js';
 import { ApprovalKind } from './statuses.js';
 
@@ -71,14 +72,18 @@ export const REJECTED_HELD_CALL_MESSAGE =
 
 /**
  * The outcome of step `stepIdx` of `runId` as the log has it, once it settled (CONFIRMED, FAILED, REJECTED):
- * what a resumed agent reads for a call that was held; undefined while the step is open or missing.
+ * what a resumed agent reads for a call that was held; undefined while the step is open or missing. Reads
+ * that one step (`getStep`), not the whole run.
  */
 export async function settledOutcomeOfStep(
-  client: Pick<SagaClient, 'getRun'>,
+  client: Pick<SagaClient, 'getStep'>,
   runId: string,
   stepIdx: number,
 ): Promise<SettledOutcome | undefined> {
-  const step = (await client.getRun(runId)).steps.find((s) => s.stepIdx === stepIdx);
+  const step = await client.getStep(runId, stepIdx).catch((err: unknown) => {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  });
   if (!step) return undefined;
   const base = { stepIdx: step.stepIdx, idempotencyKey: step.idempotencyKey };
   switch (step.status) {

@@ -108,7 +108,7 @@ const DEFAULT_POLL_MS = 250;
  * Creates the bridge over a client that can read approvals and runs (an agent token may read them; only
  * an operator token may decide).
  */
-export function createSagaAgentApprovals(client: Pick<SagaClient, 'getRun'>): SagaAgentApprovals {
+export function createSagaAgentApprovals(client: Pick<SagaClient, 'getRun' | 'getStep'>): SagaAgentApprovals {
   const byCall = new Map<string, HeldCall>();
   const runs = new Map<string, RunHandle>();
 

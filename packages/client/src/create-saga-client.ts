@@ -177,10 +177,8 @@ export function createSagaClient(options: SagaClientOptions): SagaClient {
     stepsAfter: number | undefined,
     wait: { readonly waitMs?: number; readonly whileStatus?: readonly string[] } = {},
   ) => {
-    let path = withQuery(runPath(runId), { stepsAfter, waitMs: wait.waitMs });
-    // Repeated, as the dispatcher reads a list from the query.
-    for (const s of wait.whileStatus ?? [])
-      path += `${path.includes('?') ? '&' : '?'}whileStatus=${encodeURIComponent(s)}`;
+    const { waitMs, whileStatus } = wait;
+    const path = withQuery(runPath(runId), { stepsAfter, waitMs, whileStatus });
     return (await requestJson(transport, { method: 'GET', path, ok: [200], schema: runViewPageSchema })).data;
   };
 

@@ -165,10 +165,13 @@ function unexpected(what: string, status: number, why: string): UnexpectedRespon
  */
 export function withQuery(
   path: string,
-  params: Readonly<Record<string, string | number | undefined>>,
+  params: Readonly<Record<string, string | number | readonly string[] | undefined>>,
 ): string {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
+  // A list is the parameter repeated, as the dispatcher reads one (`whileStatus=A&whileStatus=B`).
+  for (const [k, v] of Object.entries(params))
+    if (typeof v === 'object') for (const item of v) q.append(k, item);
+    else if (v !== undefined) q.set(k, String(v));
   const text = q.toString();
   return text === '' ? path : `${path}?${text}`;
 }

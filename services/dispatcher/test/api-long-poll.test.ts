@@ -135,6 +135,19 @@ describe('GET /v1/runs/{runId}/steps/{stepIdx}?waitMs=', () => {
     expect(read.tookMs).toBeLessThan(WOKEN_MS);
   });
 
+  it("shows the step's own decision, not another step's", async () => {
+    await newRun(h, 'lp-decision');
+    const decision = { model: 'm-1', turnId: 't-7' };
+    const first = { tool: 'create_note', args: { orderId: 'o-4', text: 'a' }, waitMs: 0, decision };
+    expect((await request(h, 'POST', '/v1/runs/lp-decision/calls', first)).status).toBe(202);
+    // A new step only once step 0 is settled (the index does not advance past an open step).
+    await executeStep(h, 'lp-decision', 0, { to: 'CONFIRMED' });
+    const second = { tool: 'create_note', args: { orderId: 'o-5', text: 'b' }, stepIdx: 1, waitMs: 0 };
+    expect((await request(h, 'POST', '/v1/runs/lp-decision/calls', second)).status).toBe(202);
+    expect((await request(h, 'GET', '/v1/runs/lp-decision/steps/0')).body).toMatchObject({ decision });
+    expect((await request(h, 'GET', '/v1/runs/lp-decision/steps/1')).body).toMatchObject({ decision: null });
+  });
+
   it('answers a settled step at once, and 404 for a step or a run it cannot see', async () => {
     await newRun(h, 'lp-settled');
     await call(h, 'lp-settled', { tool: 'create_note', args: { orderId: 'o-3', text: 'x' }, waitMs: 0 });

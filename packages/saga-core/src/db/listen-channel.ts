@@ -25,8 +25,8 @@ export interface ListenOptions {
 }
 
 /**
- * Holds one dedicated Postgres session in `LISTEN <channel>` (one per channel named). A pooled connection cannot listen: LISTEN
- * belongs to a session. When the session drops it is reopened every {@link RECONNECT_MS} until it
+ * Holds one dedicated Postgres session in `LISTEN <channel>` for each channel named. A pooled connection
+ * cannot listen: LISTEN belongs to a session. When the session drops it is reopened every {@link RECONNECT_MS} until it
  * succeeds; callers keep a slow poll for the gap, so a lost NOTIFY delays work and never loses it.
  * Resolves once the first LISTEN is in place.
  */

@@ -33,7 +33,7 @@ export interface RunClose {
  *                   FROM req WHERE r.run_id = req.run_id AND r.status = req.from_status -- 'COMPENSATING'
  *                    AND r.status_reason IS NOT DISTINCT FROM req.seen_reason RETURNING r.*),
  *      ev     AS (INSERT INTO step_event_rows … 'run_transition', 'COMPENSATING' → status, reason FROM closed)
- * SELECT closed.*, pg_notify(<run changed channel>, run_id) FROM closed;
+ * SELECT closed.* FROM closed CROSS JOIN LATERAL (SELECT pg_notify(<run changed channel>, closed.run_id)) n;
  * ```
  *
  * COMPENSATING comes in as a column of `req`, not a literal: a literal matches the partial index
@@ -72,7 +72,8 @@ export async function finishRunsBatch(db: SagaDb, closes: readonly RunClose[]): 
       SELECT run_id, NULL, ${StepEventKind.RUN_TRANSITION}, ${RunStatus.COMPENSATING}, status, status_reason, NULL
         FROM closed
     )
-    SELECT closed.*, pg_notify(${sql.raw(RUN_CHANGED_CHANNEL_SQL)}, closed.run_id) AS notified FROM closed`.execute(
+    SELECT closed.* FROM closed
+      CROSS JOIN LATERAL (SELECT pg_notify(${sql.raw(RUN_CHANGED_CHANNEL_SQL)}, closed.run_id)) AS announced`.execute(
     db,
   );
   return r.rows;

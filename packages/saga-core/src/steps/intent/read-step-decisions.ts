@@ -15,11 +15,14 @@ import type { CallDecision } from './record-intent.js';
 export async function readStepDecisions(
   db: SagaDb,
   runId: string,
+  /** Only this step's (a read of one step); absent: every step's. */
+  stepIdx?: number,
 ): Promise<ReadonlyMap<number, CallDecision>> {
+  const oneStep = stepIdx === undefined ? sql`` : sql`AND step_idx = ${stepIdx}`;
   const r = await sql<{ step_idx: number; decision: CallDecision }>`
     SELECT DISTINCT ON (step_idx) step_idx, detail->'decision' AS decision
       FROM step_events
-     WHERE run_id = ${runId} AND step_idx IS NOT NULL AND detail ? 'decision'
+     WHERE run_id = ${runId} AND step_idx IS NOT NULL AND detail ? 'decision' ${oneStep}
      ORDER BY step_idx, id DESC`.execute(db);
   return new Map(r.rows.map((row) => [row.step_idx, row.decision]));
 }

@@ -219,7 +219,7 @@ export const runRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps; waiter: SettleWai
         req.params.stepIdx,
         req.query.waitMs,
       );
-      const decisions = await readStepDecisions(deps.db, step.run_id);
+      const decisions = await readStepDecisions(deps.db, step.run_id, step.step_idx);
       return presentStep(step, deps.registry, principal.role, decisions.get(step.step_idx) ?? null);
     },
   );

@@ -53,8 +53,6 @@ const SHORT_TIMINGS: Readonly<Record<string, string>> = {
   COMPENSATOR_LEASE_MARGIN_MS: '500',
   // An unknown that outlasts this goes to a person; in the story every step is settled before the unwind.
   COMPENSATOR_UNKNOWN_MIN_WAIT_MS: '3000',
-  COMPENSATOR_LOCK_MS: '2000',
-  COMPENSATOR_STALLED_INTERVAL_MS: '1000',
   COMPENSATOR_DRAIN_MS: '3000',
 };
 

@@ -505,6 +505,11 @@ export {
 export { dbNowPlus, readDbNow, readDeadline, type DbDeadline } from './db/db-clock.js';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen-channel.js';
 export {
+  openDedicatedSession,
+  type DedicatedSession,
+  type DedicatedSessionOptions,
+} from './db/dedicated-session.js';
+export {
   migrateToLatest,
   migrateListToLatest,
   currentSchemaVersion,

@@ -9,6 +9,8 @@ import {
 
 /** Configuration of a compensator process, parsed once at start (see README: "Running the compensator"). */
 export const compensatorConfigSchema = baseConfigSchema.extend({
+  /** Unused: a compensator needs Postgres alone (its runs are taken by advisory lock, not from a queue). */
+  REDIS_URL: z.string().url().optional(),
   /** Path of the ES module whose default export is the array of tools (the dispatcher's module). */
   SAGA_TOOLS: z.string().min(1),
   /** Runs unwound at once per process. */
@@ -19,7 +21,7 @@ export const compensatorConfigSchema = baseConfigSchema.extend({
   COMPENSATOR_SWEEP_MS: envInt(2_000),
   /** How often a run waiting on a backoff or a lease looks again, in ms. */
   COMPENSATOR_POLL_MS: envInt(250),
-  /** How long one job drives a run before handing it back to the sweep (keeps jobs short), in ms. */
+  /** How long one slice drives a run before releasing it to the next sweep (keeps slices short), in ms. */
   COMPENSATOR_SLICE_MS: envInt(60_000),
   /**
    * How long a compensation held for a person (run policy `approveMoneyAbove`, `approveDeletions`) or a
@@ -42,9 +44,6 @@ export const compensatorConfigSchema = baseConfigSchema.extend({
    */
   COMPENSATOR_UNKNOWN_WAIT_FACTOR: envInt(3),
   COMPENSATOR_UNKNOWN_MIN_WAIT_MS: envInt(30_000),
-  /** BullMQ lock of an active unwind job, and how often stalled jobs (a dead compensator) are looked for. */
-  COMPENSATOR_LOCK_MS: envInt(30_000),
-  COMPENSATOR_STALLED_INTERVAL_MS: envInt(30_000),
   /** On SIGTERM, how long running compensations may take before they are aborted (and record unknown). */
   COMPENSATOR_DRAIN_MS: envInt(30_000),
   DB_POOL_SIZE: envInt(10),

@@ -1,14 +1,6 @@
 // The public surface of @agent-saga/compensator: what tests and other roles use. Named exports only.
 export { loadCompensatorConfig, compensatorConfigSchema, type CompensatorConfig } from './config.js';
-export {
-  UNWIND_QUEUE,
-  UNWIND_JOB_OPTIONS,
-  unwindJobSchema,
-  unwindJobId,
-  createUnwindQueue,
-  enqueueUnwind,
-  type UnwindJob,
-} from './queue/unwind-queue.js';
+export { openRunLocks, type RunLocks, type RunLocksOptions } from './claim/run-locks.js';
 export { planUnwind, dependenciesOf, isExhausted, type UnwindPlan } from './unwind/compensation-order.js';
 export { driveRun, type DriveResult } from './unwind/drive-run.js';
 export type { UnwindDeps } from './unwind/unwind-deps.js';

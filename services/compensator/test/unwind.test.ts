@@ -24,7 +24,7 @@ import {
 let h: ApiHarness;
 const procs: RoleProcess[] = [];
 let compensator: RoleProcess;
-/** Short timings so a test sees backoffs, leases and stalled jobs come back in well under a second. */
+/** Short timings so a test sees backoffs, leases and a dead peer's runs come back in well under a second. */
 const ROLE_ENV = {
   FIXTURE_TOOL_TIMEOUT_MS: '1000',
   COMPENSATOR_SWEEP_MS: '200',
@@ -32,8 +32,6 @@ const ROLE_ENV = {
   COMPENSATION_BACKOFF_MS: '50',
   COMPENSATOR_LEASE_MARGIN_MS: '200',
   LOOKUP_RECHECK_MS: '20',
-  COMPENSATOR_LOCK_MS: '1000',
-  COMPENSATOR_STALLED_INTERVAL_MS: '500',
   COMPENSATOR_UNKNOWN_MIN_WAIT_MS: '2000',
 };
 const startCompensator = (extra: Record<string, string> = {}) => {
@@ -345,5 +343,17 @@ describe('unwind', () => {
     expect(events.rows.map((e) => e.cause)).toContain(
       'lease expired: the attempt may have reached the system',
     );
+  });
+
+  it('needs Postgres alone: with its REDIS_URL pointing nowhere, a compensator unwinds', async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    await confirmedRun('u-pg-only', 2);
+    const alone = startCompensator({ REDIS_URL: 'redis://127.0.0.1:1' });
+    expect((await unwind('u-pg-only')).status).toBe(202);
+    const run = await terminal('u-pg-only');
+    expect(run.status).toBe('COMPENSATED');
+    for (const i of [0, 1]) expect(await effectsFor(h.raw, compKey('u-pg-only', i))).toHaveLength(1);
+    expect(alone.child.exitCode).toBeNull();
+    expect(alone.output()).not.toMatch(/ECONNREFUSED|ioredis|127\.0\.0\.1:1\b/);
   });
 });

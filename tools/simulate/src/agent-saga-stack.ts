@@ -85,8 +85,6 @@ const ROLE_TIMINGS: Readonly<Record<string, string>> = {
   // none at 500). A minute holds some 100 emails at 64 in flight, and is past any lookup of an episode's
   // email that matters; an older one taken for absent is re-sent under its key, which the sandbox replays.
   EMAIL_LOOKUP_WINDOW_MS: '60000',
-  COMPENSATOR_LOCK_MS: '2000',
-  COMPENSATOR_STALLED_INTERVAL_MS: '1000',
   COMPENSATOR_DRAIN_MS: '3000',
 };
 

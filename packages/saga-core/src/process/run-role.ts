@@ -8,8 +8,11 @@ import { openSagaDb } from './open-saga-db.js';
 import { postgresProbe } from './readiness.js';
 import { installKeyNamespace, keyNamespaceFingerprint } from '../steps/intent/key-namespace.js';
 
-/** What every role's config carries for its start-up: the shared base (its metrics listener included). */
-export type RoleConfig = BaseConfig;
+/**
+ * What every role's config carries for its start-up: the shared base (its metrics listener included); a
+ * role that needs no Redis (the compensator) may leave REDIS_URL out.
+ */
+export type RoleConfig = Omit<BaseConfig, 'REDIS_URL'> & { readonly REDIS_URL?: string };
 
 /** What a role is given once its config is parsed and its pool is open. */
 export interface RoleContext<C extends RoleConfig> {
@@ -44,10 +47,10 @@ export interface StartedRole {
   readonly hurry?: () => void;
   /**
    * Served on the role's own listener, `METRICS_HOST:METRICS_PORT` (when the port is > 0), with `/metrics`
-   * (behind METRICS_TOKEN when set), `/healthz` and `/readyz`; readiness checks the pool and `redis` (a
-   * fail-fast call through a producer connection, never a worker's waiting one).
+   * (behind METRICS_TOKEN when set), `/healthz` and `/readyz`; readiness checks the pool and, for a role
+   * that uses Redis, `redis` (a fail-fast call through a producer connection, never a worker's waiting one).
    */
-  readonly metrics?: { readonly registry: MetricsSource; readonly redis: () => Promise<unknown> };
+  readonly metrics?: { readonly registry: MetricsSource; readonly redis?: () => Promise<unknown> };
   /** Connections closed after the work stopped and the metrics server, in order, each bounded. */
   readonly connections?: readonly { readonly what: string; readonly close: () => Promise<unknown> }[];
   /** The fields of the role's "started" log line. */
@@ -101,7 +104,10 @@ export async function runRole<C extends RoleConfig>(spec: RoleSpec<C>): Promise<
             port: config.METRICS_PORT,
             host: config.METRICS_HOST,
             token: config.METRICS_TOKEN,
-            readiness: { database: postgresProbe(db), redis: role.metrics.redis },
+            readiness: {
+              database: postgresProbe(db),
+              ...(role.metrics.redis ? { redis: role.metrics.redis } : {}),
+            },
           })
         : undefined;
     drainOnSignal({

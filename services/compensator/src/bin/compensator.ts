@@ -1,21 +1,12 @@
 /**
  * Entry point of a compensator process: `node <ROLE_NODE_FLAGS> services/compensator/dist/bin/compensator.js` (after `pnpm build`; from source, `node --import tsx services/compensator/src/bin/compensator.ts`).
- * Its own pool: scale by processes and COMPENSATOR_CONCURRENCY; any number may run at once (one job per
- * run, leases per compensation). SIGTERM drains: no new run is taken, running compensations finish and
+ * Its own pool: scale by processes and COMPENSATOR_CONCURRENCY; any number may run at once (one lock per
+ * run, leases per compensation). It needs Postgres only, never Redis. SIGTERM drains: no new run is taken, running compensations finish and
  * record; after COMPENSATOR_DRAIN_MS (or a second signal) they are aborted and record unknown.
  */
-import {
-  bullmqProducerConnection,
-  bullmqWorkerConnection,
-  createCrashPoints,
-  loadToolModule,
-  GROUP_POOL_SIZE,
-  runRole,
-  startTracing,
-} from '@agent-saga/core';
+import { createCrashPoints, loadToolModule, GROUP_POOL_SIZE, runRole, startTracing } from '@agent-saga/core';
 import { loadCompensatorConfig } from '../config.js';
 import { createCompensatorMetrics } from '../metrics/compensator-metrics.js';
-import { createUnwindQueue } from '../queue/unwind-queue.js';
 import { createCompensatorWorker } from '../worker/compensator-worker.js';
 
 // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise a no-op (trace ids are stored anyway).
@@ -28,13 +19,6 @@ await runRole({
   async start({ config, logger, db, dbOptions, groupDb }) {
     // The module's saga definitions are checked against its tools here too: a bad one stops every role at start.
     const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
-    // The worker waits for Redis through an outage; the queue (the sweep's adds, readiness) fails fast,
-    // and the next sweep adds again.
-    const queue = createUnwindQueue(
-      bullmqProducerConnection(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
-      config.SAGA_QUEUE_PREFIX,
-    );
-    queue.on('error', (err) => logger.warn({ err }, 'redis error on the unwind queue; reconnecting'));
     const metrics = createCompensatorMetrics(db, {
       sagaLogGauges: config.SAGA_LOG_GAUGES,
       sagaLogGaugesCacheMs: config.SAGA_LOG_GAUGES_CACHE_MS,
@@ -48,8 +32,6 @@ await runRole({
       config,
       crash: createCrashPoints(config.SAGA_CRASH_POINTS),
       logger,
-      connection: bullmqWorkerConnection(config.REDIS_URL),
-      queue,
       listenDb: dbOptions,
       metrics,
       // A bound run is called COMPENSATED only once its invariant holds against the real systems.
@@ -59,8 +41,7 @@ await runRole({
     return {
       stopWork: () => compensator.close(config.COMPENSATOR_DRAIN_MS),
       hurry: () => compensator.abortRunning(),
-      metrics: { registry: metrics.registry, redis: () => queue.count() },
-      connections: [{ what: 'the unwind queue', close: () => queue.close() }],
+      metrics: { registry: metrics.registry },
       startedLog: {
         workerId: compensator.workerId,
         concurrency: config.COMPENSATOR_CONCURRENCY,

@@ -47,7 +47,7 @@ import type { UnwindDeps } from './unwind-deps.js';
  * compensation that leaves a note on its target (a ticket's closing comment) can say why; the stored
  * command itself, written before the forward call, cannot know it.
  *
- * Two compensators may pass over one compensation at once (a stalled job handed on, a NOTIFY and a sweep):
+ * Two compensators may pass over one compensation at once (a peer whose lock session was lost while it still drove the run, an in-test driver):
  * every move from what this pass read is a compare-and-set on the status AND the attempt count it read,
  * so a pass that read a row before another attempt came and went (failed → running → failed) writes
  * nothing and sends nothing; moves after the call are guarded by this attempt's lease.

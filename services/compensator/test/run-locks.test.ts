@@ -70,6 +70,29 @@ describe('run locks', () => {
     expect((await a.tryLock(['g1'])).locked).toEqual([]);
   });
 
+  it('takes and releases asked for together go one at a time on the session (no pg queueing)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const a = await open('a5');
+      const first = await a.tryLock(['q1', 'q2']);
+      const [taken] = await Promise.all([
+        a.tryLock(['q3', 'q4']),
+        a.unlock(['q1'], first.generation),
+        a.tryLock(['q5']),
+        a.unlock(['q2'], first.generation),
+      ]);
+      expect([...taken.locked].sort()).toEqual(['q3', 'q4']);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((m) => m.includes('already executing a query'))).toEqual([]);
+      const b = await open('b5');
+      expect([...(await b.tryLock(['q1', 'q2', 'q5'])).locked].sort()).toEqual(['q1', 'q2']);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('the same run id in two schemas is two locks', async () => {
     const other = await createTestEnv('comp_locks_other');
     try {

@@ -69,20 +69,30 @@ export async function openRunLocks(schema: string, opts: RunLocksOptions): Promi
     ...(opts.onReconnect ? { onReconnect: opts.onReconnect } : {}),
     startWaitMs: opts.db.startWaitMs ?? 0,
   });
+  // One statement at a time on the session (a take and a release may be asked for together): pg would
+  // queue them itself, but that queueing is deprecated and goes in pg 9.
+  let last: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(f: () => Promise<T>): Promise<T> => {
+    const next = last.then(f, f);
+    last = next.catch(() => undefined);
+    return next;
+  };
   return {
-    async tryLock(runIds) {
-      const c = session.client;
-      if (!c) throw new Error('the run lock session is down; it is being reopened');
-      const at = session.generation;
-      if (runIds.length === 0) return { locked: [], generation: at };
-      const r = await c.query<{ id: string }>(TRY_LOCK_SQL, [runIds, schema]);
-      return { locked: r.rows.map((x) => x.id), generation: at };
-    },
-    async unlock(runIds, at) {
-      const c = session.client;
-      if (!c || at !== session.generation || runIds.length === 0) return;
-      await c.query(UNLOCK_SQL, [runIds, schema]);
-    },
+    tryLock: (runIds) =>
+      inTurn(async () => {
+        const c = session.client;
+        if (!c) throw new Error('the run lock session is down; it is being reopened');
+        const at = session.generation;
+        if (runIds.length === 0) return { locked: [], generation: at };
+        const r = await c.query<{ id: string }>(TRY_LOCK_SQL, [runIds, schema]);
+        return { locked: r.rows.map((x) => x.id), generation: at };
+      }),
+    unlock: (runIds, at) =>
+      inTurn(async () => {
+        const c = session.client;
+        if (!c || at !== session.generation || runIds.length === 0) return;
+        await c.query(UNLOCK_SQL, [runIds, schema]);
+      }),
     stop: () => session.stop(),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * Entry point of a compensator process: `node <ROLE_NODE_FLAGS> services/compensator/dist/bin/compensator.js` (after `pnpm build`; from source, `node --import tsx services/compensator/src/bin/compensator.ts`).
  * Its own pool: scale by processes and COMPENSATOR_CONCURRENCY; any number may run at once (one lock per
- * run, leases per compensation). It needs Postgres only, never Redis. SIGTERM drains: no new run is taken, running compensations finish and
- * record; after COMPENSATOR_DRAIN_MS (or a second signal) they are aborted and record unknown.
+ * run, leases per compensation). It needs Postgres only, never Redis. SIGTERM drains: no new run is taken,
+ * running compensations finish and record; after COMPENSATOR_DRAIN_MS (or a second signal) they are aborted
+ * and record unknown.
  */
 import { createCrashPoints, loadToolModule, GROUP_POOL_SIZE, runRole, startTracing } from '@agent-saga/core';
 import { loadCompensatorConfig } from '../config.js';

@@ -13,7 +13,7 @@ const RUN_LOCK_KEY = 'hashtextextended(c.id, hashtext($2::text))';
 
 /** Locks that could be taken: every one returned is held, once, by this session. */
 const TRY_LOCK_SQL = `SELECT c.id FROM unnest($1::text[]) AS c(id) WHERE pg_try_advisory_lock(${RUN_LOCK_KEY})`;
-const UNLOCK_SQL = `SELECT count(*) FILTER (WHERE pg_advisory_unlock(${RUN_LOCK_KEY}))::int AS n FROM unnest($1::text[]) AS c(id)`;
+const UNLOCK_SQL = `SELECT pg_advisory_unlock(${RUN_LOCK_KEY}) FROM unnest($1::text[]) AS c(id)`;
 
 export interface RunLocks {
   /**

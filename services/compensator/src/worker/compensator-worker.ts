@@ -139,8 +139,11 @@ export function createCompensatorWorker(d: CompensatorWorkerDeps): CompensatorWo
     const batch = toRelease;
     toRelease = [];
     const byGeneration = new Map<number, string[]>();
-    for (const r of batch)
-      byGeneration.set(r.generation, [...(byGeneration.get(r.generation) ?? []), r.runId]);
+    for (const r of batch) {
+      const runIds = byGeneration.get(r.generation) ?? [];
+      runIds.push(r.runId);
+      byGeneration.set(r.generation, runIds);
+    }
     try {
       for (const [generation, runIds] of byGeneration) await locks?.unlock(runIds, generation);
     } catch (err) {

@@ -2,9 +2,12 @@
  * Postgres's CPU for the inline path's two statements alone, without HTTP, Node's share or other sessions in
  * the figure: `recordNewIntents` writing each step claimed at intake, then `recordOutcomeBatch` settling and
  * delivering it, in groups as the API sends them under load, on one connection whose backend's CPU is read
- * from `/proc` (Linux) before and after. What it answers: how a change to those statements, their plans or
- * the schema moves the database's cost per call, with a repeatable figure on a shared machine (the full
- * bench's per-process CPU varies with what else runs).
+ * from `/proc/<pid>/schedstat` (Linux; nanoseconds, where `/proc/<pid>/stat` counts 10 ms ticks) around each
+ * statement. What it answers: how a change to those statements, their plans or the schema moves the
+ * database's cost per call, with a repeatable figure on a shared machine (the full bench's per-process CPU
+ * varies with what else runs). It prints the total per call, each statement's CPU and wall time per group,
+ * and this process's own CPU per call (`clientCpuUsPerCall`: what the API's Node spends sending the two
+ * statements and reading their rows, plus this script's making of the items, a constant).
  *
  *   tsx bench/hot-statements-cpu.ts
  *
@@ -58,10 +61,22 @@ await setup.destroy();
 const db = createDb({ url, schema, poolSize: 1, groupedStatements: options.HOT_POOL === 'group' });
 const backend = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db)).rows[0]!.pid;
 
-/** The backend's user + system CPU so far, in ms (clock ticks of 10 ms). */
+/** The backend's time on a CPU so far, in ms (the first field of its schedstat, in nanoseconds). */
 function backendCpuMs(): number {
-  const fields = readFileSync(`/proc/${backend}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return Number(readFileSync(`/proc/${backend}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+}
+
+/** Per statement, summed over the measured rounds: the backend's CPU and the wall time, in ms. */
+const spent = { intake: { cpu: 0, wall: 0 }, outcome: { cpu: 0, wall: 0 } };
+
+/** Runs `statement`, adding the backend's CPU and the wall time it took to `into`. */
+async function timed<T>(into: { cpu: number; wall: number }, statement: () => Promise<T>): Promise<T> {
+  const cpu = backendCpuMs();
+  const wall = performance.now();
+  const result = await statement();
+  into.cpu += backendCpuMs() - cpu;
+  into.wall += performance.now() - wall;
+  return result;
 }
 
 async function round(r: number): Promise<void> {
@@ -87,18 +102,20 @@ async function round(r: number): Promise<void> {
       claim: { owner: 'hot', leaseMs: 30_000, cause: 'api: claimed at intake' },
     };
   });
-  const written = await recordNewIntents(db, items, 2_000);
+  const written = await timed(spent.intake, () => recordNewIntents(db, items, 2_000));
   if (written.some((row) => row === null)) throw new Error(`round ${r}: the intake wrote nothing for a step`);
-  const settled = await recordOutcomeBatch(
-    db,
-    'hot',
-    items.map((i) => ({
-      runId: i.runId,
-      stepIdx: i.stepIdx,
-      deliver: true,
-      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: null, result: { ok: true } } },
-    })),
-    schema,
+  const settled = await timed(spent.outcome, () =>
+    recordOutcomeBatch(
+      db,
+      'hot',
+      items.map((i) => ({
+        runId: i.runId,
+        stepIdx: i.stepIdx,
+        deliver: true,
+        outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: null, result: { ok: true } } },
+      })),
+      schema,
+    ),
   );
   if (settled.length !== items.length) throw new Error(`round ${r}: an outcome was not recorded`);
 }
@@ -131,15 +148,25 @@ try {
   if (options.HOT_GROW > 0) await grow(options.HOT_GROW, db);
   const same = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db)).rows[0]!.pid;
   if (same !== backend) throw new Error('the measured connection was replaced; its plans with it');
+  for (const s of [spent.intake, spent.outcome]) s.cpu = s.wall = 0;
   const cpu0 = backendCpuMs();
+  const client0 = process.cpuUsage();
   const t0 = performance.now();
   for (let r = WARM_ROUNDS; r < options.HOT_ROUNDS; r++) await round(r);
-  const calls = (options.HOT_ROUNDS - WARM_ROUNDS) * options.HOT_GROUP;
+  const client = process.cpuUsage(client0);
+  const groups = options.HOT_ROUNDS - WARM_ROUNDS;
+  const calls = groups * options.HOT_GROUP;
+  const perGroup = (s: { cpu: number; wall: number }) => ({
+    postgresCpuMs: Number((s.cpu / groups).toFixed(3)),
+    wallMs: Number((s.wall / groups).toFixed(3)),
+  });
   console.log(
     JSON.stringify({
       ...options,
       calls,
       postgresCpuUsPerCall: Math.round(((backendCpuMs() - cpu0) * 1000) / calls),
+      perGroup: { intake: perGroup(spent.intake), outcome: perGroup(spent.outcome) },
+      clientCpuUsPerCall: Math.round((client.user + client.system) / calls),
       wallUsPerCall: Math.round(((performance.now() - t0) * 1000) / calls),
     }),
   );

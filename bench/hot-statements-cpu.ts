@@ -7,7 +7,8 @@
  * database's cost per call, with a repeatable figure on a shared machine (the full bench's per-process CPU
  * varies with what else runs). It prints the total per call, each statement's CPU and wall time per group,
  * and this process's own CPU per call (`clientCpuUsPerCall`: what the API's Node spends sending the two
- * statements and reading their rows, plus this script's making of the items, a constant).
+ * statements and reading their rows, plus two constants of this script: making the items, and the four
+ * schedstat reads a group that time the statements, a few µs per call).
  *
  *   tsx bench/hot-statements-cpu.ts
  *
@@ -74,8 +75,8 @@ async function timed<T>(into: { cpu: number; wall: number }, statement: () => Pr
   const cpu = backendCpuMs();
   const wall = performance.now();
   const result = await statement();
-  into.cpu += backendCpuMs() - cpu;
   into.wall += performance.now() - wall;
+  into.cpu += backendCpuMs() - cpu;
   return result;
 }
 

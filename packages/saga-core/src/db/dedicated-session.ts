@@ -54,26 +54,27 @@ export async function openDedicatedSession(o: DedicatedSessionOptions): Promise<
       await c.connect();
       await o.setUp?.(c);
     } catch (err) {
-      quiet(c);
+      void quiet(c);
       throw err;
     }
-    if (stopped) quiet(c);
+    if (stopped) void quiet(c);
     else {
       generation += 1;
       client = c;
     }
   }
 
-  function quiet(c: pg.Client): void {
+  /** Ends `c` with no callback left on it; the promise settles when it has ended (never rejects). */
+  function quiet(c: pg.Client): Promise<void> {
     c.removeAllListeners();
     c.on('error', () => {});
-    c.end().catch(() => {});
+    return c.end().catch(() => {});
   }
 
   function drop(dead: pg.Client): void {
     if (stopped || client !== dead) return;
     client = undefined;
-    quiet(dead);
+    void quiet(dead);
     scheduleConnect();
   }
 
@@ -115,11 +116,7 @@ export async function openDedicatedSession(o: DedicatedSessionOptions): Promise<
       clearTimeout(retry);
       const c = client;
       client = undefined;
-      if (c) {
-        c.removeAllListeners();
-        c.on('error', () => {});
-        await c.end().catch(() => {});
-      }
+      if (c) await quiet(c);
     },
   };
 }

@@ -72,6 +72,7 @@ interface Incarnation {
 export class RoleSupervisor {
   readonly #repoRoot: string;
   readonly #logDir: string;
+  readonly #bundleDir: string | undefined;
   readonly #env = new Map<ProcessName, Readonly<Record<string, string>>>();
   readonly #baseUrl = new Map<ProcessName, string>();
   readonly #current = new Map<ProcessName, Incarnation>();
@@ -79,9 +80,14 @@ export class RoleSupervisor {
   readonly #starts = new Map<ProcessName, number>();
   #closing = false;
 
-  constructor(repoRoot: string, logDir: string) {
+  /**
+   * `bundleDir`: where role bundles are (`agent-saga bundle`); a role with a bundle there starts from it
+   * (core's `nodeArgsFor`), the others as before.
+   */
+  constructor(repoRoot: string, logDir: string, opts: { readonly bundleDir?: string } = {}) {
     this.#repoRoot = repoRoot;
     this.#logDir = logDir;
+    this.#bundleDir = opts.bundleDir;
   }
 
   /** Every exit so far, in order. */
@@ -135,7 +141,8 @@ export class RoleSupervisor {
   #spawn(name: ProcessName): void {
     const env = this.#env.get(name);
     if (!env) throw new Error(`${name} was never started`);
-    const child = spawn(process.execPath, nodeArgsFor(resolve(this.#repoRoot, ENTRY[name])), {
+    const entry = resolve(this.#repoRoot, ENTRY[name]);
+    const child = spawn(process.execPath, nodeArgsFor(entry, undefined, this.#bundleDir), {
       cwd: this.#repoRoot,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { ConfigError } from '@agent-saga/core';
 import { Command, CommanderError } from 'commander';
 import { CliFailure, CliUsageError, ExitCode, type CliIo } from './cli-io.js';
 import { registerApprovals } from './commands/approvals.js';
+import { registerBundle } from './commands/bundle.js';
 import { registerCases } from './commands/cases.js';
 import { registerCorrections } from './commands/corrections.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -15,7 +16,8 @@ import { registerTokens } from './commands/tokens.js';
 /**
  * The `agent-saga` program: one `register…` per command group, each in its own file under `commands/`.
  * `migrate`, `schema-version`, `prune` and `tokens` talk to Postgres (DATABASE_URL); `runs`, `approvals`, `cases`
- * and `corrections` talk to the dispatcher's HTTP API (AGENT_SAGA_URL, AGENT_SAGA_TOKEN).
+ * and `corrections` talk to the dispatcher's HTTP API (AGENT_SAGA_URL, AGENT_SAGA_TOKEN); `bundle` builds
+ * one file per role for a faster start.
  */
 export function createProgram(io: CliIo): Command {
   const program = new Command('agent-saga')
@@ -36,6 +38,7 @@ export function createProgram(io: CliIo): Command {
   registerCases(program, io);
   registerCorrections(program, io);
   registerPolicy(program, io);
+  registerBundle(program, io);
   return program;
 }
 

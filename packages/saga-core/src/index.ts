@@ -29,6 +29,7 @@ export {
 } from './tools/define-tool.js';
 export { describeTool, describeTools, type ToolDescription } from './tools/describe-tool.js';
 export { loadToolRegistry } from './tools/load-tools.js';
+export { provideBundledModule } from './tools/import-module-file.js';
 export {
   lookupByKey,
   lookupEvidence,
@@ -606,7 +607,7 @@ export { baseConfigSchema, parseConfig, envInt, type BaseConfig } from './proces
 export { CrashPoint, createCrashPoints } from './process/crash-point.js';
 export { drainOnSignal, exitOnStartFailure } from './process/drain-on-signal.js';
 export { ROLE_NODE_FLAGS } from './process/role-node-flags.js';
-export { nodeArgsFor, rolesCompiled } from './process/node-args-for.js';
+export { nodeArgsFor, rolesBundleDir, rolesCompiled } from './process/node-args-for.js';
 export {
   runRole,
   GROUP_POOL_SIZE,

@@ -40,3 +40,22 @@ describe('nodeArgsFor', () => {
     ]);
   });
 });
+
+describe('nodeArgsFor, with role bundles', () => {
+  it("runs a role's bundle when the bundle directory holds one, else the role as before", () => {
+    const root = pkg(true);
+    const bundles = mkdtempSync(join(tmpdir(), 'bundles-'));
+    writeFileSync(join(bundles, 'api.mjs'), '');
+    expect(nodeArgsFor(join(root, 'src/bin/api.ts'), true, bundles)).toEqual([
+      ...ROLE_NODE_FLAGS,
+      join(bundles, 'api.mjs'),
+    ]);
+    mkdirSync(join(root, 'dist/bin'), { recursive: true });
+    writeFileSync(join(root, 'src/bin/relay.ts'), '');
+    writeFileSync(join(root, 'dist/bin/relay.js'), '');
+    expect(nodeArgsFor(join(root, 'src/bin/relay.ts'), true, bundles)).toEqual([
+      ...ROLE_NODE_FLAGS,
+      join(root, 'dist/bin/relay.js'),
+    ]);
+  });
+});

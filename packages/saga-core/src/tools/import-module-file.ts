@@ -6,6 +6,28 @@ const TYPESCRIPT = /\.[cm]?ts$/;
 /** An optional dependency, named through a variable so that nothing requires it to build. */
 const TSX_API = 'tsx/esm/api';
 const loaded = new Map<string, Promise<Record<string, unknown>>>();
+/** The modules a role bundle carries, per setting: the path they were built from and their namespace. */
+const bundled = new Map<string, { readonly path: string; readonly module: Record<string, unknown> }>();
+
+/**
+ * Called by a role bundle (`agent-saga bundle`) before the role starts: the module `setting` names was
+ * built into the bundle from `modulePath` (relative to the directory the bundle was built in, or absolute),
+ * and {@link importModuleFile} answers with it instead of loading a file.
+ *
+ * Why a bundle carries its tool module rather than importing it at run time: the tool module imports
+ * `@agent-saga/core` and the connectors itself, so a role bundled without it would load a second copy of
+ * them from their files (twice the start, and two copies of core's error classes, which the executor tells
+ * apart by class). Why the setting must still name the same module: a role started with another
+ * `SAGA_TOOLS` than it was built with would run tools its operator did not choose; it stops instead,
+ * naming the setting.
+ */
+export function provideBundledModule(
+  setting: string,
+  modulePath: string,
+  module: Record<string, unknown>,
+): void {
+  bundled.set(setting, { path: modulePath, module });
+}
 
 /**
  * Imports the module file a setting names (`SAGA_TOOLS`), once per process: every caller gets the same
@@ -23,6 +45,18 @@ const loaded = new Map<string, Promise<Record<string, unknown>>>();
  * module, or install tsx.
  */
 export function importModuleFile(modulePath: string, setting: string): Promise<Record<string, unknown>> {
+  const inBundle = bundled.get(setting);
+  if (inBundle) {
+    if (resolve(inBundle.path) === resolve(modulePath)) return Promise.resolve(inBundle.module);
+    return Promise.reject(
+      new ToolDefinitionError(
+        '(module)',
+        setting,
+        `this role is a bundle built with ${inBundle.path}, and ${setting} names ${modulePath}: ` +
+          `set ${setting} to ${inBundle.path}, or bundle the role again with ${modulePath}`,
+      ),
+    );
+  }
   const url = pathToFileURL(resolve(modulePath)).href;
   let module = loaded.get(url);
   if (!module) {

@@ -621,4 +621,39 @@ describe('the precondition of a charge, before its refund', () => {
     await refundElsewhere(hold.externalRef!);
     await expect(tools.capture_payment.precondition!(captured, ctx)).resolves.toBe('already_compensated');
   });
+  it("a hold: released while held, no more once released, or captured and that charge refunded in full; a person's once captured and kept", async () => {
+    const hold = async () => {
+      const ctx = stepContext('authorize_payment');
+      const effect = await tools.authorize_payment.execute(tools.authorize_payment.args.parse(charge), ctx);
+      return { ctx, effect, pi: effect.externalRef! };
+    };
+    const capture = (pi: string) =>
+      tools.capture_payment.execute(
+        tools.capture_payment.args.parse({ paymentIntent: pi }),
+        stepContext('capture_payment'),
+      );
+    const held = await hold();
+    await expect(tools.authorize_payment.precondition!(held.effect, held.ctx)).resolves.toBe('as_left');
+    await tools.cancel_authorization.execute(
+      tools.cancel_authorization.args.parse({ authorization: held.pi }),
+      stepContext('cancel_authorization'),
+    );
+    await expect(tools.authorize_payment.precondition!(held.effect, held.ctx)).resolves.toBe(
+      'already_compensated',
+    );
+
+    const captured = await hold();
+    await capture(captured.pi);
+    await expect(tools.authorize_payment.precondition!(captured.effect, captured.ctx)).resolves.toEqual({
+      changed: expect.stringContaining('was captured (2500 usd, 0 refunded)') as string,
+    });
+    await refundElsewhere(captured.pi, 1_000);
+    await expect(tools.authorize_payment.precondition!(captured.effect, captured.ctx)).resolves.toEqual({
+      changed: expect.stringContaining('1000 refunded') as string,
+    });
+    await refundElsewhere(captured.pi);
+    await expect(tools.authorize_payment.precondition!(captured.effect, captured.ctx)).resolves.toBe(
+      'already_compensated',
+    );
+  });
 });

@@ -9,6 +9,7 @@
  * told.
  */
 import {
+  ApiErrorCode,
   ConflictError,
   DuplicateOperationError,
   RunStatus,
@@ -116,6 +117,18 @@ function connectionRefused(e: unknown): boolean {
   for (let c: unknown = e; c instanceof Error; c = c.cause)
     if ((c as { code?: unknown }).code === 'ECONNREFUSED') return true;
   return false;
+}
+
+/**
+ * The earlier step a STEP_UNRESOLVED refusal names when it refused a new step because that step's outcome
+ * is unknown ("retry that step … until it is resolved before starting step N"): nothing was written, and
+ * the call can be made again once that step settles. Undefined for any other error, and for the refusal
+ * that carries a settled outcome the caller had not seen (that one is an answer, not a wait).
+ */
+function unresolvedBlocker(e: unknown): number | undefined {
+  if (!(e instanceof ConflictError) || e.code !== ApiErrorCode.STEP_UNRESOLVED || e.outcome) return undefined;
+  const idx = e.details.stepIdx;
+  return typeof idx === 'number' ? idx : undefined;
 }
 
 function observeError(e: unknown): Observation {
@@ -260,6 +273,7 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
       const args = await fromLog(given);
       if (args === null) return { kind: 'refused', message: `${tool}: the id it names is not in the log` };
       const until = Date.now() + REFUSED_RETRY_MS;
+      const blockedUntil = Date.now() + READ_BACK_MS;
       for (;;) {
         try {
           const outcome = await handle.call(tool, args, { waitMs: WAIT_MS });
@@ -270,6 +284,13 @@ export function agentSagaPort(saga: SagaClient, episode: Episode): ToolPort {
           // Nothing was sent: the agent's HTTP client connects again, as any client does on a restart.
           if (connectionRefused(e) && Date.now() < until) {
             await sleep(POLL_MS);
+            continue;
+          }
+          // Refused, nothing written, until an earlier step's unknown outcome is resolved: the agent does
+          // what the refusal says (waits for that step, which its other call is retrying) and calls again.
+          const blocker = unresolvedBlocker(e);
+          if (blocker !== undefined && Date.now() < blockedUntil) {
+            await waitForStep(blocker, blockedUntil);
             continue;
           }
           return observeError(e);

@@ -37,11 +37,18 @@ async function main(options: SimulateOptions): Promise<number> {
     const short = list.filter(
       (g) => g.grade.canSucceed && !g.grade.exactlyOnce && !g.grade.duplicate && !g.grade.lost,
     );
+    // The agent said done or cleanly undone, and the ledger says otherwise, beyond the lists above.
+    const claimed = list.filter(
+      (g) => g.grade.reportedSuccessWhenWrong && !wrong.includes(g) && !short.includes(g),
+    );
     if (wrong.length > 0) say(`\n${h}: ${wrong.length} episodes with a duplicate or a lost effect:`);
     for (const g of wrong.slice(0, 20)) say(describe(g));
     if (short.length > 0)
       say(`\n${h}: ${short.length} episodes that could succeed and ended honestly undone or unsettled:`);
     for (const g of short.slice(0, 20)) say(describe(g));
+    if (claimed.length > 0)
+      say(`\n${h}: ${claimed.length} more episodes whose agent reported success or a clean undo, wrongly:`);
+    for (const g of claimed.slice(0, 20)) say(describe(g));
   }
   return 0;
 }

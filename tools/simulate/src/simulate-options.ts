@@ -29,13 +29,14 @@ export const MAX_CONCURRENCY = 128;
 export const DEFAULT_CONCURRENCY = 64;
 
 export const SIMULATE_USAGE =
-  'usage: pnpm simulate [--episodes N] [--seed S] [--harness agent-saga|naive|both] [--concurrency C] [--json] [--keep-log]\n' +
+  'usage: pnpm simulate [--episodes N] [--seed S] [--harness agent-saga|naive|both] [--concurrency C] [--json] [--keep-log] [--only I,J]\n' +
   '  --episodes N     how many seeded episodes (default 200)\n' +
   '  --seed S         seed of the episodes (default: time-based, printed); same seed, same episodes\n' +
   '  --harness H      agent-saga, naive or both (default both): which harnesses play the episodes\n' +
   `  --concurrency C  episodes in flight at once per harness (default ${DEFAULT_CONCURRENCY})\n` +
   '  --json           print one JSON object (totals, byFaultMode, byPolicy) instead of the tables\n' +
-  "  --keep-log       keep agent-saga's saga log (its schema, named on stderr) to read the episodes after";
+  "  --keep-log       keep agent-saga's saga log (its schema, named on stderr) to read the episodes after\n" +
+  '  --only I,J       play only these episodes of the seed (their indices, as the listings name them: #828)';
 
 /** A bad command line: the message names the flag. */
 export class UsageError extends Error {
@@ -50,6 +51,11 @@ export interface SimulateOptions {
   readonly json: boolean;
   /** Keep the agent-saga harness's schema (the saga log of every episode) instead of dropping it. */
   readonly keepLog: boolean;
+  /**
+   * Only these episodes of the seed (`--only 828,836`), to replay the ones a run listed; `episodes` is then
+   * their count. The rest of the run (the other episodes' process faults and load) is not replayed.
+   */
+  readonly only?: readonly number[];
   /** From the environment or `.env` (as `vitest.config.ts` reads it); needed by the agent-saga harness. */
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
@@ -64,6 +70,11 @@ const flagsSchema = z.object({
   '--concurrency': positiveInt(MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
   '--json': z.boolean().default(false),
   '--keep-log': z.boolean().default(false),
+  '--only': z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'expected episode indices separated by commas, e.g. 828,836')
+    .transform((s) => [...new Set(s.split(',').map(Number))])
+    .optional(),
 });
 
 const envSchema = z.object({
@@ -71,7 +82,7 @@ const envSchema = z.object({
   REDIS_URL: z.url().optional(),
 });
 
-const VALUED = new Set(['--episodes', '--seed', '--harness', '--concurrency']);
+const VALUED = new Set(['--episodes', '--seed', '--harness', '--concurrency', '--only']);
 
 /** Parses argv (after the script name); `repoRoot` is where `.env` may be. */
 export function parseSimulateOptions(
@@ -108,7 +119,8 @@ export function parseSimulateOptions(
   if (harnesses.includes(Harness.AGENT_SAGA) && (!env.data.DATABASE_URL || !env.data.REDIS_URL))
     throw new UsageError('the agent-saga harness needs DATABASE_URL and REDIS_URL (or `pnpm bootstrap`)');
   return Object.freeze({
-    episodes: f['--episodes'],
+    episodes: f['--only']?.length ?? f['--episodes'],
+    ...(f['--only'] ? { only: f['--only'] } : {}),
     seed: f['--seed'] ?? (Date.now() % 1_000_000) + 1,
     harnesses,
     concurrency: f['--concurrency'],

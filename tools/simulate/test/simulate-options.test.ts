@@ -38,7 +38,15 @@ describe('simulate options', () => {
     });
   });
 
+  it('plays only the episodes --only names, once each', () => {
+    const o = parse(['--only', '828,36,828', '--seed', '20262']);
+    expect(o).toMatchObject({ only: [828, 36], episodes: 2, seed: 20262 });
+    expect(parse([]).only).toBeUndefined();
+  });
+
   it.each([
+    [['--only', '12,x'], '--only'],
+    [['--only', ''], '--only'],
     [['--episodes', '0'], '--episodes'],
     [['--episodes', 'many'], '--episodes'],
     [['--seed', '-1'], '--seed'],

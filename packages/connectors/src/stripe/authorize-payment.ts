@@ -1,5 +1,6 @@
 import { defineTool, ref } from '@agent-saga/core';
 import { createOffSessionPayment, paymentLeftIncomplete } from './create-off-session-payment.js';
+import { heldPaymentPrecondition } from './held-payment-precondition.js';
 import { lookupPaymentIntentByMetadata } from './lookup-payment-intent.js';
 import { paymentIntentEffect, wasAuthorized } from './payment-intent-effect.js';
 import { paymentArgs } from './payment-args.js';
@@ -12,7 +13,8 @@ const REQUESTS = 2;
 /**
  * `authorize_payment`: places a hold (a PaymentIntent with `capture_method: manual`, confirmed off-session).
  * Compensated by `cancel_authorization`, which releases the hold: the statement never shows a charge and a
- * refund. Its lookup counts a PaymentIntent that was authorized at some point, even if since captured or
+ * refund; unless the hold is gone already (released, or captured and that charge refunded in full: its
+ * precondition, `heldPaymentPrecondition`). Its lookup counts a PaymentIntent that was authorized at some point, even if since captured or
  * released, because the step's effect did happen.
  */
 export function createAuthorizePaymentTool(deps: StripeToolDeps) {
@@ -28,6 +30,8 @@ export function createAuthorizePaymentTool(deps: StripeToolDeps) {
     personal: ['reason'],
     audience: ['finance'],
     compensate: (_args, key) => ({ tool: 'cancel_authorization', args: { authorization: ref(key) } }),
+    // Read before the release: a hold captured and refunded in full (the capture undone first) needs none.
+    precondition: (forward, ctx) => heldPaymentPrecondition(deps, forward, ctx),
     execute: async (args, ctx) =>
       paymentIntentEffect(await createOffSessionPayment(deps, ctx, { ...args, captureMethod: 'manual' })),
     lookup: (key, ctx) =>

@@ -1,4 +1,5 @@
 import type { ForwardEffect, LookupContext, PreconditionVerdict } from '@agent-saga/core';
+import { latestChargeOf, refundedInFull } from './latest-charge.js';
 import { retrievePaymentIntent } from './search-payment-intents.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
 
@@ -21,11 +22,10 @@ export async function chargedPaymentPrecondition(
   const id = forward.externalRef;
   if (id === null) return { changed: 'the step recorded no PaymentIntent' };
   const pi = await retrievePaymentIntent(deps.stripe, deps.config, ctx, id);
-  const charge = pi.latest_charge !== null && typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
+  const charge = latestChargeOf(pi);
   if (charge === null) return { changed: `PaymentIntent ${id} is ${pi.status} and has no charge` };
   if (charge.disputed) return { changed: `the charge ${charge.id} of PaymentIntent ${id} is disputed` };
-  if (charge.refunded || (charge.amount_captured > 0 && charge.amount_refunded >= charge.amount_captured))
-    return 'already_compensated';
+  if (refundedInFull(charge)) return 'already_compensated';
   if (charge.amount_refunded > 0)
     return {
       changed: `PaymentIntent ${id} was partly refunded elsewhere: ${charge.amount_refunded} of ${charge.amount_captured} ${charge.currency}`,

@@ -1,4 +1,5 @@
 import type { ForwardEffect, LookupContext, PreconditionVerdict } from '@agent-saga/core';
+import { latestChargeOf, refundedInFull } from './latest-charge.js';
 import { retrievePaymentIntent } from './search-payment-intents.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
 
@@ -26,10 +27,9 @@ export async function heldPaymentPrecondition(
   const pi = await retrievePaymentIntent(deps.stripe, deps.config, ctx, id);
   if (pi.status === 'requires_capture') return 'as_left';
   if (pi.status === 'canceled') return 'already_compensated';
-  const charge = pi.latest_charge !== null && typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
+  const charge = latestChargeOf(pi);
   if (pi.status === 'succeeded' && charge !== null) {
-    if (charge.refunded || (charge.amount_captured > 0 && charge.amount_refunded >= charge.amount_captured))
-      return 'already_compensated';
+    if (refundedInFull(charge)) return 'already_compensated';
     return {
       changed: `the hold on PaymentIntent ${id} was captured (${charge.amount_captured} ${charge.currency}, ${charge.amount_refunded} refunded): it can no longer be released`,
     };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepKey } from '@agent-saga/core';
+import { StepStatus, stepKey, transitionStep } from '@agent-saga/core';
 import { effectsFor } from '../../../test/fixtures/effect-tools.js';
 import {
   call,
@@ -118,6 +118,45 @@ describe('retry of an UNKNOWN step', () => {
     const r = await call(h, 'laggy-old', laggy);
     expect(r).toMatchObject({ status: 202, body: { status: 'INTENDED' } });
     expect(await countRows(h, 'outbox', 'laggy-old')).toBe(2);
+  });
+});
+
+describe('a retry of an UNKNOWN step waits for its resolution', () => {
+  const laggy = { tool: 'laggy_note', args: { text: 'x' } };
+
+  it('up to waitMs, and answers the moment the step is resolved (as the reconciler would, by key)', async () => {
+    await newRun(h, 'waits');
+    await call(h, 'waits', laggy);
+    await executeStep(h, 'waits', 0, { to: 'UNKNOWN', effect: false });
+    const started = Date.now();
+    const answer = call(h, 'waits', { ...laggy, waitMs: 10_000 });
+    // The inline lookup cannot believe "not found" yet (lookupLagMs), so the call waits; then the step is
+    // confirmed elsewhere, with its NOTIFY.
+    await new Promise((r) => setTimeout(r, 400));
+    await h.env.db.transaction().execute((trx) =>
+      transitionStep(trx, {
+        runId: 'waits',
+        stepIdx: 0,
+        to: StepStatus.CONFIRMED,
+        cause: 'lookup: found',
+        patch: { external_ref: 'FX-found-later' },
+        schema: h.env.schema,
+      }),
+    );
+    const r = await answer;
+    expect(r.body).toMatchObject({ status: 'CONFIRMED', replayed: true, externalRef: 'FX-found-later' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('and answers UNKNOWN once waitMs has passed with the step still unresolved', async () => {
+    await newRun(h, 'waits-out');
+    await call(h, 'waits-out', laggy);
+    await executeStep(h, 'waits-out', 0, { to: 'UNKNOWN', effect: false });
+    const started = Date.now();
+    const r = await call(h, 'waits-out', { ...laggy, waitMs: 600 });
+    expect(r.body).toMatchObject({ status: 'UNKNOWN', stepIdx: 0 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
   });
 });
 

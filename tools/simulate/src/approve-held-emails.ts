@@ -107,7 +107,11 @@ export function approveHeldEmails(
     while (!stopped) {
       try {
         const pending = await operator.listApprovals({ status: 'pending' });
-        for (const a of pending) await decideOne(operator, a.id, lookups);
+        // One that fails (an api replica killed under the request) is tried again on the next round; the
+        // person goes on with the others meanwhile, as anyone whose click failed would. Until 5 December
+        // 2026 a failure ended the round, and the approvals listed after it waited: in one run an email
+        // was decided 19 s after it was held while the api answered the agent every second or two.
+        for (const a of pending) await decideOne(operator, a.id, lookups).catch(onError);
       } catch (e) {
         onError(e);
       }

@@ -1,10 +1,10 @@
-import { NotFoundError, type DeliveredOutcome, type StepRow } from '@agent-saga/core';
+import { NotFoundError, type DeliveredOutcome, type StepRow, type StepStatus } from '@agent-saga/core';
 import { isInFlight } from './call-outcome.js';
 import type { DeliveryGroup } from './delivery-group.js';
 import type { StepWatch } from './settle-waiter.js';
 
 /**
- * Waits until the step `target` leaves INTENDED (or NOT_EXECUTED) or `waitMs` passes, and returns the step
+ * Waits until the step `target` leaves INTENDED (or NOT_EXECUTED; see `waitsThrough`) or `waitMs` passes, and returns the step
  * as it then is. The watch must have been opened before this is called (before the commit or the publish
  * that could make the step settle), and the step is read after it, so no notification is lost. Each wake is
  * one NOTIFY for the step's key; there is no polling. `current` skips the first read when the caller knows
@@ -20,10 +20,12 @@ export async function awaitSettle(
   target: DeliveredOutcome,
   waitMs: number,
   current?: StepRow,
+  /** The statuses it waits through: in flight by default (`isUnresolved` for a retry of an unknown step). */
+  waitsThrough: (status: StepStatus) => boolean = isInFlight,
 ): Promise<StepRow> {
   const deadline = Date.now() + waitMs;
   let step = current ?? (await readAndDeliver(reads, target));
-  while (isInFlight(step.status)) {
+  while (waitsThrough(step.status)) {
     const left = deadline - Date.now();
     if (left <= 0) break;
     const reason = await watch.next(left);

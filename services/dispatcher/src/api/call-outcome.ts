@@ -18,6 +18,17 @@ export function isInFlight(status: StepStatus): boolean {
   return IN_FLIGHT_STATUSES.includes(status);
 }
 
+/**
+ * What a retry of an UNKNOWN step waits through: in flight, or still unknown after its inline lookup. Why it
+ * waits (up to `waitMs`, as a new call does) rather than answering UNKNOWN at once: the reconciler resolves
+ * the step by key, and its NOTIFY then answers the waiting call, where an agent told "unknown" at once asks
+ * again a few hundred milliseconds later, each time with a lookup at the vendor and two events written
+ * (measured: eager agents retried an unknown Jira create some 3 times a second for its 14 s horizon).
+ */
+export function isUnresolved(status: StepStatus): boolean {
+  return isInFlight(status) || status === StepStatus.UNKNOWN;
+}
+
 export interface CallAnswer {
   readonly statusCode: 200 | 202;
   readonly body: CallAnswerBody;

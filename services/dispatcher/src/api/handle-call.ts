@@ -20,7 +20,7 @@ import type { ApiDeps } from './api-deps.js';
 import { awaitSettle } from './await-settle.js';
 import { callIntake, type IntakeRequest } from './call-intake.js';
 import { groupedIntake, type IntakeGroup } from './grouped-intake.js';
-import { isInFlight, presentCallOutcome, type CallAnswer } from './call-outcome.js';
+import { isInFlight, isUnresolved, presentCallOutcome, type CallAnswer } from './call-outcome.js';
 import { publishFast } from './dispatch.js';
 import { resolveByLookup } from './inline-lookup.js';
 import { runPureTool } from './run-pure-tool.js';
@@ -51,7 +51,7 @@ export interface CallContext extends ApiDeps {
  *    anything it cannot decide alone the intake transaction (see `callIntake`), then, for a retry of an
  *    unsettled step, the inline lookup (see `resolveByLookup`);
  * 4. the step's key is watched, the fast path publishes what this call committed, and the answer waits up to
- *    `waitMs` for a NOTIFY that the step settled;
+ *    `waitMs` for a NOTIFY that the step settled (a retry of an unknown step, also for its resolution);
  * 5. a settled outcome in the answer is marked delivered, which moves the run's cursor: after a wait, by the
  *    read that found it settled (one statement, see `DeliveryGroup`), otherwise here.
  */
@@ -143,9 +143,11 @@ export async function handleCall(
       : intake;
 
   const waitMs = body.waitMs ?? ctx.config.CALL_WAIT_DEFAULT_MS;
+  // A retry of an unknown step waits for the reconciler's answer too (see `isUnresolved`).
+  const waitsThrough = intake.kind === 'lookup' ? isUnresolved : isInFlight;
   const settled = claimed
     ? await settleHere(ctx, step, claimed, waitMs)
-    : await settle(ctx, step, dispatch, intakeStartedAt, waitMs, log);
+    : await settle(ctx, step, dispatch, intakeStartedAt, waitMs, log, waitsThrough);
   if (dispatch && isSettled(settled.status))
     ctx.metrics.dispatchLatency.observe({ tool: tool.name }, (performance.now() - committedAt) / 1000);
   if (isSettled(settled.status) && !delivered && !settled.outcome_delivered)
@@ -176,8 +178,9 @@ async function settle(
   intakeStartedAt: number,
   waitMs: number,
   log: Logger,
+  waitsThrough: (status: StepStatus) => boolean,
 ): Promise<StepRow> {
-  if (!dispatch && !isInFlight(step.status)) return step;
+  if (!dispatch && !waitsThrough(step.status)) return step;
   const watch = ctx.waiter.watch(step.idempotency_key);
   const unseen =
     dispatch !== null &&
@@ -192,6 +195,7 @@ async function settle(
       { tenantId: step.tenant_id, runId: step.run_id, stepIdx: step.step_idx },
       waitMs,
       unseen ? step : undefined,
+      waitsThrough,
     );
   } finally {
     watch.close();

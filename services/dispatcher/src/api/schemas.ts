@@ -108,7 +108,10 @@ export function callBodySchema(maxSteps: number) {
       .min(0)
       .max(MAX_WAIT_MS)
       .optional()
-      .describe('How long to wait for the step to settle before answering 202'),
+      .describe(
+        'How long to wait for the step to settle before answering 202; a retry of an UNKNOWN step waits as ' +
+          'long for its resolution (the reconciler asks the real system by key) before answering UNKNOWN',
+      ),
     dependsOn: z
       .array(stepIndex)
       .max(1_000)

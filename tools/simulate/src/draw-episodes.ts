@@ -93,3 +93,16 @@ export function drawEpisode(seed: number, index: number): Episode {
 export function drawEpisodes(seed: number, count: number): readonly Episode[] {
   return Array.from({ length: count }, (_, i) => drawEpisode(seed, i));
 }
+
+/**
+ * The episodes a run plays: the listed ones (`--only`) when there are, else the first `episodes`. Both
+ * harnesses draw through this, the naive one in its own process too, so they play the same episodes.
+ */
+export function drawSelectedEpisodes(
+  seed: number,
+  selection: { readonly episodes: number; readonly only?: readonly number[] | undefined },
+): readonly Episode[] {
+  return selection.only
+    ? selection.only.map((i) => drawEpisode(seed, i))
+    : drawEpisodes(seed, selection.episodes);
+}

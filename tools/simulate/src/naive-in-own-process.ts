@@ -62,6 +62,8 @@ export async function runNaiveInOwnProcess(
   const args = [
     ...['--harness', 'naive', '--episodes', String(episodes.length), '--seed', String(options.seed)],
     ...['--concurrency', String(options.concurrency)],
+    // The same episodes as the agent-saga harness: the listed ones, when the run names them.
+    ...(options.only ? ['--only', options.only.join(',')] : []),
   ];
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
     (done, fail) => {

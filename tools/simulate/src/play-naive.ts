@@ -5,7 +5,7 @@
  * ({@link toPlayedElsewhere}). Exit 0 when played, 1 on a failure.
  */
 import { resolve } from 'node:path';
-import { drawEpisodes } from './draw-episodes.js';
+import { drawSelectedEpisodes } from './draw-episodes.js';
 import { toPlayedElsewhere } from './naive-in-own-process.js';
 import { runNaive } from './run-simulation.js';
 import { parseSimulateOptions } from './simulate-options.js';
@@ -14,7 +14,7 @@ const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 
 async function main(): Promise<void> {
   const options = parseSimulateOptions(process.argv.slice(2), REPO_ROOT, process.env);
-  const graded = await runNaive(drawEpisodes(options.seed, options.episodes), options, (line) =>
+  const graded = await runNaive(drawSelectedEpisodes(options.seed, options), options, (line) =>
     process.stderr.write(`${line}\n`),
   );
   // Written whole before the exit: a pipe's writes are asynchronous, and an exit cuts them short.

@@ -8,7 +8,7 @@ import { stepKey } from '@agent-saga/core';
 import { DEFAULT_CREDENTIALS, sandboxConnectorEnv, startSandbox } from '@agent-saga/sandbox';
 import { agentSagaPort, runIdOf } from './agent-saga-port.js';
 import { startAgentSagaStack } from './agent-saga-stack.js';
-import { drawEpisode, drawEpisodes, type Episode } from './draw-episodes.js';
+import { drawSelectedEpisodes, type Episode } from './draw-episodes.js';
 import { argumentHashKey, createNaiveToolbox, naivePort } from './naive-harness.js';
 import { runNaiveInOwnProcess } from './naive-in-own-process.js';
 import { runHarness } from './run-harness.js';
@@ -120,9 +120,7 @@ export async function runSimulation(
   say: (line: string) => void,
 ): Promise<SimulationResult> {
   const started = Date.now();
-  const episodes = options.only
-    ? options.only.map((i) => drawEpisode(options.seed, i))
-    : drawEpisodes(options.seed, options.episodes);
+  const episodes = drawSelectedEpisodes(options.seed, options);
   // Both at once: the naive harness in a process of its own (naive-in-own-process.ts says why), started
   // once the agent-saga roles are up: its sandbox's ports are taken while the roles' free ports (picked,
   // then bound by each role) are still unbound, and one collided (EADDRINUSE) when both started together.

@@ -4,11 +4,24 @@
  * that carries no episode tag.
  */
 import { describe, expect, it } from 'vitest';
-import { drawEpisodes } from '../src/draw-episodes.js';
+import { drawEpisodes, drawSelectedEpisodes } from '../src/draw-episodes.js';
 import { faultSpecsOf, FaultMode, ProcessFault } from '../src/fault-modes.js';
 import { episodeIds, resolveRefs, Workflow, writesOf, WriteTool } from '../src/support-workflows.js';
 
 const episodes = drawEpisodes(11, 600);
+
+describe('the episodes a run plays', () => {
+  it('are the first N, or the listed ones (`--only`) exactly as a full draw has them', () => {
+    expect(drawSelectedEpisodes(11, { episodes: 600 }).map((e) => e.ids.tag)).toEqual(
+      episodes.map((e) => e.ids.tag),
+    );
+    const only = drawSelectedEpisodes(11, { episodes: 2, only: [417, 3] });
+    expect(only.map((e) => e.index)).toEqual([417, 3]);
+    expect(only.map((e) => [e.workflow, e.faults, e.policies, e.ids.tag])).toEqual(
+      [episodes[417]!, episodes[3]!].map((e) => [e.workflow, e.faults, e.policies, e.ids.tag]),
+    );
+  });
+});
 
 describe('the workflows drawn', () => {
   it('need 1 to 5 writes, and every workflow is drawn', () => {

@@ -1,6 +1,6 @@
 import type { ForwardEffect, LookupContext, PreconditionVerdict } from '@agent-saga/core';
+import { readForwardPaymentIntent } from './forward-payment-intent.js';
 import { latestChargeOf, refundedInFull } from './latest-charge.js';
-import { retrievePaymentIntent } from './search-payment-intents.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
 
 /**
@@ -19,9 +19,9 @@ export async function chargedPaymentPrecondition(
   forward: ForwardEffect,
   ctx: LookupContext,
 ): Promise<PreconditionVerdict> {
-  const id = forward.externalRef;
-  if (id === null) return { changed: 'the step recorded no PaymentIntent' };
-  const pi = await retrievePaymentIntent(deps.stripe, deps.config, ctx, id);
+  const read = await readForwardPaymentIntent(deps, forward, ctx);
+  if ('verdict' in read) return read.verdict;
+  const { id, pi } = read;
   const charge = latestChargeOf(pi);
   if (charge === null) return { changed: `PaymentIntent ${id} is ${pi.status} and has no charge` };
   if (charge.disputed) return { changed: `the charge ${charge.id} of PaymentIntent ${id} is disputed` };

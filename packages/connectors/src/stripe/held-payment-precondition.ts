@@ -1,6 +1,6 @@
 import type { ForwardEffect, LookupContext, PreconditionVerdict } from '@agent-saga/core';
+import { readForwardPaymentIntent } from './forward-payment-intent.js';
 import { latestChargeOf, refundedInFull } from './latest-charge.js';
-import { retrievePaymentIntent } from './search-payment-intents.js';
 import type { StripeToolDeps } from './stripe-tool-deps.js';
 
 /**
@@ -22,9 +22,9 @@ export async function heldPaymentPrecondition(
   forward: ForwardEffect,
   ctx: LookupContext,
 ): Promise<PreconditionVerdict> {
-  const id = forward.externalRef;
-  if (id === null) return { changed: 'the step recorded no PaymentIntent' };
-  const pi = await retrievePaymentIntent(deps.stripe, deps.config, ctx, id);
+  const read = await readForwardPaymentIntent(deps, forward, ctx);
+  if ('verdict' in read) return read.verdict;
+  const { id, pi } = read;
   if (pi.status === 'requires_capture') return 'as_left';
   if (pi.status === 'canceled') return 'already_compensated';
   const charge = latestChargeOf(pi);

@@ -277,6 +277,18 @@ describe('decideLookupVerdict on a refusal', () => {
     expect(v).toEqual({ kind: 'refused', error });
     if (v.kind === 'refused') expect(v.error).toBe(error);
   });
+
+  it('is resendable before them when a re-send under the key is safe (the vendor replays its answer)', () => {
+    expect(decideLookupVerdict([refused], { passed: false, believableAt }, true)).toEqual({
+      kind: 'resendable',
+      believableAt,
+    });
+    // An answered 500 still settles it at once, resend or not.
+    expect(decideLookupVerdict([refused], { passed: false, believableAt }, true, true)).toEqual({
+      kind: 'refused',
+      error,
+    });
+  });
 });
 
 describe('resendAfterMs: when a "not found" lets a step be sent again under its key', () => {
@@ -399,6 +411,19 @@ describe('settleFromLookup on a refusal under the key after an answered 500 (ans
       kind: 'too-early',
       believableAt: new Date(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS),
     });
+  });
+
+  it('is resendable past the lag when nobody saw the last send end (a lapsed lease): no answer stored', async () => {
+    const step = await attemptedStep('sl-lapsed-refused', LAG_MS + 60_000);
+    const v = laggingVendor({ indexedAfter: Infinity, refuses: refusal(), dedupesByKey: true });
+    const s = await settle(v.tool, step, { attempts: 1, error: null });
+    expect(s.verdict).toEqual({
+      kind: 'resendable',
+      believableAt: new Date(step.last_attempt_at!.getTime() + HORIZON_MS + LAG_MS),
+    });
+    // Not when the vendor said an earlier send under the key is still in flight.
+    const inFlight = await settle(v.tool, step, { attempts: 1, error: { status: 409, attempt: 1 } });
+    expect(inFlight.verdict.kind).toBe('too-early');
   });
 
   it('is too early after an answered 500 when the vendor does not dedupe by key', async () => {

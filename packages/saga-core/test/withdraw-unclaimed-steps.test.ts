@@ -66,7 +66,8 @@ async function redispatchedUnclaimed(row: StepRow): Promise<void> {
       ...at,
       to: StepStatus.NOT_EXECUTED,
       onlyFrom: [StepStatus.UNKNOWN],
-      cause: 'reconciler: not found past the lookup lag; the vendor dedupes by key: sent again under it',
+      cause:
+        'reconciler: no effect found past the lookup lag; the vendor dedupes by key: sent again under it',
     });
     const r = await redispatchStep(trx, {
       ...at,

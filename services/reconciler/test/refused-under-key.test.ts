@@ -6,7 +6,9 @@
  * refusal, as the executor would have, instead of proving it absent and sending it again until the
  * re-dispatch budget sends it to a person. The one exception: a vendor that dedupes by key whose answer to
  * the step's last attempt was a 500 (`answeredUnderKey`) holds nothing in flight, so the refusal is believed
- * at once, horizon or not; a 500 that answered an older attempt excuses nothing.
+ * at once, horizon or not; a 500 that answered an older attempt excuses nothing. Before the horizon, a
+ * refusal whose last send nobody saw answered is sent again under the key past the lag (`resendable`): the
+ * deduping vendor replays its saved answer, and that settles the step.
  *
  * One reconcile pass in this process (`claimReconcilableSteps`, then `reconcileStep`, as the worker runs
  * them), over a step written by the harness's `unknownStep`, with a `create_note` whose lookup the test
@@ -176,16 +178,39 @@ describe('a refusal under the key after the last attempt was answered 500 by a v
     expect(sent).toEqual([]);
   });
 
-  it('stays UNKNOWN when the 500 answered an older attempt: the last one may still be in flight', async () => {
+  it('sends it again under the key when the 500 answered an older attempt: only the vendor knows the last', async () => {
     const s = await answered500Step('refused-500-stale', { attempts: 2, answered: 1 });
-    const before = await mustRead(env, s.key);
     const r = await reconcileOnce(s, dedupingRegistry);
-    expect(r).toMatchObject({ outcome: ReconcileOutcome.AWAITING_LAG, status: StepStatus.UNKNOWN });
-
+    // Not FAILED on the older answer: the last attempt may still be in flight. The re-send is told the
+    // vendor's saved answer for the key (or a 409 while the last attempt runs), which settles it.
+    expect(r).toMatchObject({ outcome: ReconcileOutcome.NOT_EXECUTED, status: StepStatus.INTENDED });
     const after = await mustRead(env, s.key);
-    expect(after).toMatchObject({ status: StepStatus.UNKNOWN, attempts: 2, error: before.error });
-    expect(await outboxOf(s.key)).toHaveLength(1);
+    expect(after.status).toBe(StepStatus.INTENDED);
+    expect(after.idempotency_key).toBe(s.key);
+    expect(await outboxOf(s.key)).toHaveLength(2);
     const events = await eventsOf(env.db, s.runId, s.stepIdx);
     expect(events.filter((e) => e.to_status === StepStatus.FAILED)).toEqual([]);
+  });
+
+  it('a refusal whose send nobody saw end (a lapsed lease, nothing stored) is sent again under the key', async () => {
+    const s = await unknownStep(env, 'refused-lapsed');
+    const r = await reconcileOnce(s, dedupingRegistry);
+    expect(r).toMatchObject({ outcome: ReconcileOutcome.NOT_EXECUTED, status: StepStatus.INTENDED });
+    expect(await outboxOf(s.key)).toHaveLength(2);
+    // The vendor replays its saved 500 to that send; the executor stores it, and the next pass believes
+    // the refusal at once.
+    await env.db
+      .updateTable('saga_log')
+      .set({
+        status: StepStatus.UNKNOWN,
+        attempts: 2,
+        error: JSON.stringify({ code: 'OUTCOME_UNKNOWN', message: 'replayed', status: 500, attempt: 2 }),
+      })
+      .where('idempotency_key', '=', s.key)
+      .execute();
+    const again = await reconcileOnce(s, dedupingRegistry);
+    expect(again).toMatchObject({ outcome: ReconcileOutcome.FAILED, status: StepStatus.FAILED });
+    expect((await mustRead(env, s.key)).error).toMatchObject({ vendorCode: 'x_incomplete' });
+    expect(sent).toEqual([]);
   });
 });

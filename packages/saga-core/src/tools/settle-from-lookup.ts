@@ -34,14 +34,17 @@ import { lookupByKey, type LookupObservation, type LookupTarget } from './lookup
  *   `error`, as the executor would have written had the answer come back. Otherwise it is `too-early`: a
  *   request the vendor still holds may yet complete (no re-check: the vendor's record was read, not
  *   missed by a search).
- * - `resendable`: nothing found past the tool's lookup lag, not yet past its horizon, on a tool whose real
- *   system dedupes by key (`dedupesByKey`, `resendAfterMs`): sending the step again under its key is safe
- *   — the vendor makes the effect at most once, whatever became of the first send — but nothing is proved
- *   absent. Only a run going forward acts on it (the reconciler and the API's inline lookup send the step
- *   again); whatever would conclude "nothing happened" (an unwind, a stopped run) treats it as `too-early`.
- *   Why: a send that never left (its executor killed before the request, a dropped connection) is sent
- *   again after the lag, not after the horizon, and an agent is not left waiting 15 s for a charge that is
- *   made in one (`pnpm simulate`, docs/simulation.md).
+ * - `resendable`: no effect found past the tool's lookup lag, not yet past its horizon, on a tool whose
+ *   real system dedupes by key (`dedupesByKey`, `resendAfterMs`): sending the step again under its key is
+ *   safe — the vendor makes the effect at most once, whatever became of the first send — but nothing is
+ *   proved absent. Only a run going forward acts on it (the reconciler and the API's inline lookup send the
+ *   step again); whatever would conclude "nothing happened" (an unwind, a stopped run) treats it as
+ *   `too-early`. Why: a send that never left (its executor killed before the request, a dropped
+ *   connection) is sent again after the lag, not after the horizon, and an agent is not left waiting 15 s
+ *   for a charge that is made in one (`pnpm simulate`, docs/simulation.md). A refusal found under the key
+ *   whose last send nobody saw end (the executor killed while the vendor worked: no answer stored, so not
+ *   `answeredUnderKey`) is `resendable` too: the re-send is told the vendor's saved answer (a 500, or the
+ *   409 of a send still in flight), and that answer settles the step at once or keeps the horizon.
  * - `too-early`: nothing found, but the real system may still make the effect, or its search may not show
  *   it yet: look again at `believableAt` (a database timestamp: the last attempt plus the horizon plus the
  *   lag). Not a failure.
@@ -66,7 +69,8 @@ export type LookupVerdict =
  * every lookup of the pass (at least two) agrees; before it, `resendable` when `resendPassed` (the tool's
  * {@link resendAfterMs} had passed by the same clock), else `too-early`. A refusal found under the key is
  * `refused` past that moment, or at once when `keyWorkEnded` (`answeredUnderKey`: the last attempt was
- * answered 500 by a vendor that dedupes by key, so nothing under the key is in flight).
+ * answered 500 by a vendor that dedupes by key, so nothing under the key is in flight); before it,
+ * `resendable` when `resendPassed`, as a "not found" is, else `too-early`.
  */
 export function decideLookupVerdict(
   observations: readonly LookupObservation[],
@@ -83,9 +87,11 @@ export function decideLookupVerdict(
       return { kind: 'lookup-error', error: last.error };
     case 'refused':
       if (!lag) throw new RangeError('a refusal is judged against the commit horizon: read it first');
-      return lag.passed || keyWorkEnded
-        ? { kind: 'refused', error: last.error }
-        : { kind: 'too-early', believableAt: lag.believableAt };
+      if (lag.passed || keyWorkEnded) return { kind: 'refused', error: last.error };
+      // Nobody saw how the last send under the key ended (a lapsed lease, a reset): the vendor's own
+      // answer, which it replays to a re-send under the key, settles it sooner than the horizon.
+      if (resendPassed) return { kind: 'resendable', believableAt: lag.believableAt };
+      return { kind: 'too-early', believableAt: lag.believableAt };
     case 'absent': {
       if (!lag) throw new RangeError('a "not found" is judged against the lookup lag: read it first');
       const rechecked = observations.length >= 2 && observations.every((o) => o.kind === 'absent');

@@ -146,7 +146,7 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
           cause:
             v.kind === 'absent'
               ? 'lookup: not found (re-checked)'
-              : 'lookup: not found past the lookup lag; the vendor dedupes by key: sent again under it',
+              : 'lookup: no effect found past the lookup lag; the vendor dedupes by key: sent again under it',
         });
         const redispatch = await redispatchStep(trx, {
           ...at,

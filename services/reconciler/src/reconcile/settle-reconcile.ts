@@ -81,7 +81,8 @@ export const DUPLICATE_EFFECT_CAUSE = 'duplicate-effect incident: several effect
  * - absent → NOT_EXECUTED, then, for a RUNNING run, re-dispatched with the same key and stored arguments
  *   (unless the run's authority lapsed: then it stays NOT_EXECUTED and waits for a renewal, see
  *   `redispatchStep`);
- * - resendable (nothing found past the lag, on a tool whose vendor dedupes by key) → as absent, for a run
+ * - resendable (no effect found past the lag: a "not found", or a refusal whose send nobody saw answered; on a
+ *   tool whose vendor dedupes by key) → as absent, for a run
  *   `mayResendUnproven` allows (going forward, no lapsing authority): sent again under the same key; for
  *   any other run, too-early;
  * - refused → FAILED with the vendor's refusal (its record of the call under the key shows it ended without
@@ -179,7 +180,7 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
           cause:
             v.kind === 'absent'
               ? 'reconciler: not found, re-checked after the lookup lag'
-              : 'reconciler: not found past the lookup lag; the vendor dedupes by key: sent again under it',
+              : 'reconciler: no effect found past the lookup lag; the vendor dedupes by key: sent again under it',
           detail: { lookups, lookupLagMs: s.lookupLagMs, lastAttemptAt: seen.last_attempt_at },
         });
         if (run.status !== RunStatus.RUNNING)

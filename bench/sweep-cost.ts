@@ -71,7 +71,12 @@ function periodicQueries(db: SagaDb, schema: string): Timed {
       db
         .transaction()
         .execute(async (trx) => {
-          const got = await claimReconcilableSteps(trx, { owner: 'bench', leaseMs: 30_000, limit: 100 });
+          const got = await claimReconcilableSteps(trx, {
+            owner: 'bench',
+            leaseMs: 30_000,
+            limit: 100,
+            schema,
+          });
           if (got.length < STUCK_STEPS)
             throw new Error(`the claim found ${got.length} of ${STUCK_STEPS} stuck steps`);
           throw new Rollback();

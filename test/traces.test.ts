@@ -265,6 +265,7 @@ describe('the reconciler looks an UNKNOWN step up in its trace', () => {
       leaseMs: 30_000,
       limit: 1,
       key: step.idempotency_key,
+      schema: env.schema,
     });
     expect(claimed?.status).toBe(StepStatus.UNKNOWN);
     await reconcileStep(

@@ -507,6 +507,7 @@ export { dbNowPlus, readDbNow, readDeadline, type DbDeadline } from './db/db-clo
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen-channel.js';
 export {
   openDedicatedSession,
+  withServerKeepAlive,
   type DedicatedSession,
   type DedicatedSessionOptions,
 } from './db/dedicated-session.js';
@@ -618,6 +619,12 @@ export {
 } from './process/run-role.js';
 export { freePort } from './process/free-port.js';
 export { newWorkerId } from './process/worker-id.js';
+export {
+  holdWorkerLiveness,
+  leaseHolderGone,
+  type WorkerLiveness,
+  type WorkerLivenessOptions,
+} from './process/worker-liveness.js';
 export { createLogger, REDACT_PATHS, type Logger } from './process/logger.js';
 export { lazyChildLogger } from './process/lazy-child-logger.js';
 export { startMetricsServer, stopMetricsServer, type MetricsSource } from './process/metrics-server.js';

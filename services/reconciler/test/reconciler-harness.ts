@@ -168,6 +168,7 @@ export async function reconcileOnce(
     leaseMs: 30_000,
     limit: 1,
     key: s.key,
+    schema: env.schema,
   });
   expect(claimed?.status).toBe(StepStatus.UNKNOWN);
   return reconcileStep(

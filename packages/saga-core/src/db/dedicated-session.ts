@@ -3,6 +3,18 @@ import pg from 'pg';
 /** Pause before a lost dedicated session is opened again. */
 const RECONNECT_MS = 1_000;
 
+/** Server-side TCP keep-alive of a session (idle 10 s, then 3 probes 5 s apart). */
+const SERVER_KEEPALIVE = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3';
+
+/**
+ * `config` with the server probing the session's peer: a host that froze or vanished without closing the
+ * session loses it within about 25 s (the OS default would be two hours). For a session whose end others
+ * act on: what it holds (an advisory lock) is released then.
+ */
+export function withServerKeepAlive(config: pg.ClientConfig): pg.ClientConfig {
+  return { ...config, options: `${config.options ?? ''} ${SERVER_KEEPALIVE}` };
+}
+
 export interface DedicatedSession {
   /** The open session, or undefined while it is being reopened (or after `stop`). */
   readonly client: pg.Client | undefined;

@@ -1,7 +1,9 @@
-import { openDedicatedSession, pgConnectionConfig, type DbOptions } from '@agent-saga/core';
-
-/** Server-side TCP keep-alive of the lock session (idle 10 s, then 3 probes 5 s apart). */
-const SERVER_KEEPALIVE = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3';
+import {
+  openDedicatedSession,
+  pgConnectionConfig,
+  withServerKeepAlive,
+  type DbOptions,
+} from '@agent-saga/core';
 
 /**
  * The lock key of a run: 64 bits of the run id's hash, seeded by the schema's, so two deployments in one
@@ -64,7 +66,7 @@ export async function openRunLocks(schema: string, opts: RunLocksOptions): Promi
     // The server probes this session's peer: a host that froze or vanished without closing it loses its
     // session, and with it its runs, within about 25 s (the OS default would be two hours). A process that
     // is merely stopped keeps its runs until it resumes or is killed (a liveness probe's restart).
-    config: { ...base, options: `${base.options ?? ''} ${SERVER_KEEPALIVE}` },
+    config: withServerKeepAlive(base),
     ...(opts.onError ? { onError: opts.onError } : {}),
     ...(opts.onReconnect ? { onReconnect: opts.onReconnect } : {}),
     startWaitMs: opts.db.startWaitMs ?? 0,

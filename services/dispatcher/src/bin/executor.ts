@@ -10,6 +10,7 @@ import {
   createCrashPoints,
   loadToolModule,
   GROUP_POOL_SIZE,
+  holdWorkerLiveness,
   runRole,
   startTracing,
 } from '@agent-saga/core';
@@ -25,14 +26,21 @@ await runRole({
   loadConfig: loadDispatcherConfig,
   poolSize: (config) => config.DB_POOL_SIZE,
   groupPoolSize: GROUP_POOL_SIZE,
-  async start({ config, logger, db, groupDb }) {
+  async start({ config, logger, db, dbOptions, groupDb }) {
     // The module's saga definitions are checked here too, so every role refuses the same bad module.
     const { tools: registry, definitions, lookups } = await loadToolModule(config.SAGA_TOOLS);
     const metrics = createWorkerMetrics(
       'executor',
       config.SAGA_LOG_GAUGES ? { db, cacheMs: config.SAGA_LOG_GAUGES_CACHE_MS, logger } : undefined,
     );
+    // Before any claim: every lease this process takes lapses the moment it dies, so the reconciler looks
+    // its steps up within a sweep of a crash, not a tool timeout later.
+    const liveness = await holdWorkerLiveness(config.SAGA_DB_SCHEMA, {
+      db: dbOptions,
+      onError: (err) => logger.warn({ err }, 'liveness session lost; reopening (leases count as lapsed)'),
+    });
     const executor = createExecutorWorker({
+      workerId: liveness.workerId,
       db,
       groupDb,
       registry,
@@ -59,7 +67,11 @@ await runRole({
       stopWork: () => executor.close(config.EXECUTOR_DRAIN_MS),
       hurry: () => executor.abortRunning(),
       metrics: probeQueue ? { registry: metrics.registry, redis: () => probeQueue.count() } : undefined,
-      connections: probeQueue ? [{ what: 'the readiness connection', close: () => probeQueue.close() }] : [],
+      connections: [
+        ...(probeQueue ? [{ what: 'the readiness connection', close: () => probeQueue.close() }] : []),
+        // Last, after the drain: a live lease must not look lapsed while its call still runs.
+        { what: 'the liveness session', close: () => liveness.stop() },
+      ],
       startedLog: {
         workerId: executor.workerId,
         concurrency: config.EXECUTOR_CONCURRENCY,

@@ -51,6 +51,8 @@ export type ExecutorWorkerDeps = Omit<ExecuteStepDeps, 'workerId' | 'shutdownSig
       'SAGA_QUEUE_PREFIX' | 'EXECUTOR_CONCURRENCY' | 'EXECUTOR_LOCK_MS' | 'EXECUTOR_STALLED_INTERVAL_MS'
     >;
   readonly connection: ConnectionOptions;
+  /** The lease owner id the process proves alive (`holdWorkerLiveness`); a plain new one otherwise. */
+  readonly workerId?: string;
 };
 
 /**
@@ -70,6 +72,7 @@ export function createExecutorWorker(d: ExecutorWorkerDeps): ExecutorWorker {
   const { workerId, deps, running, abortRunning } = createStepRunner(d, {
     concurrency: d.config.EXECUTOR_CONCURRENCY,
     role: 'executor',
+    ...(d.workerId !== undefined ? { workerId: d.workerId } : {}),
   });
 
   const processor = async (job: Job<ExecuteJob>, token?: string): Promise<ExecuteStepResult['kind']> => {

@@ -25,11 +25,16 @@ export function createStepRunner(
     readonly concurrency: number;
     /** Who is shutting down, in the UNKNOWN outcome of an aborted call (`executor`, `api`). */
     readonly role: string;
+    /**
+     * The lease owner id, when the process proves its liveness under it (`holdWorkerLiveness`: its leases
+     * lapse the moment it dies); otherwise a new plain one, whose leases only run out.
+     */
+    readonly workerId?: string;
   },
 ): StepRunner {
   const shutdown = new AbortController();
   setMaxListeners(o.concurrency + 1, shutdown.signal);
-  const workerId = newWorkerId();
+  const workerId = o.workerId ?? newWorkerId();
   const leases = leasePlan(d);
   const groups = createExecutorGroups({
     db: d.groupDb ?? d.db,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { dbNowPlus, StepStatus, type SagaDb, type StepRow } from '@agent-saga/core';
+import { dbNowPlus, leaseHolderGone, StepStatus, type SagaDb, type StepRow } from '@agent-saga/core';
 
 /** Parameters of {@link claimReconcilableSteps}. */
 export interface ReconcileClaim {
@@ -11,6 +11,8 @@ export interface ReconcileClaim {
   readonly limit: number;
   /** Only the step under this key (a request for one step); otherwise any due step. */
   readonly key?: string;
+  /** The saga schema: the liveness locks of lease holders are keyed by it (`leaseHolderGone`). */
+  readonly schema: string;
 }
 
 /**
@@ -19,7 +21,8 @@ export interface ReconcileClaim {
  * ```sql
  * WITH due AS (SELECT … FROM saga_log
  *               WHERE status IN ('INTENDED', 'UNKNOWN')                    -- saga_log_unsettled's predicate
- *                 AND (status = 'UNKNOWN' OR lease_until < now())          -- INTENDED: executor lease lapsed
+ *                 AND (status = 'UNKNOWN' OR lease_until < now()           -- INTENDED: executor lease lapsed,
+ *                      OR <the lease holder is gone>)                      -- or its holder died (leaseHolderGone)
  *                 AND (next_reconcile_at IS NULL OR next_reconcile_at <= now())     -- not in backoff
  *                 AND (reconcile_lease_until IS NULL OR reconcile_lease_until < now()) -- nobody on it
  *               ORDER BY lease_until NULLS FIRST, updated_at LIMIT $limit
@@ -33,7 +36,8 @@ export interface ReconcileClaim {
  * claiming transaction has committed. The status list is written as literals so the planner can prove the
  * partial index `saga_log_unsettled` applies: a sweep reads (and sorts) unsettled rows only. The index is
  * keyed on columns that never change (migration 0010), so an executor's claim of a step stays a HOT update.
- * An INTENDED step whose executor lease is live, or that no executor has claimed yet, is not touched.
+ * An INTENDED step whose executor lease is live, or that no executor has claimed yet, is not touched; one
+ * whose executor died (its liveness lock released, `holdWorkerLiveness`) is due at once, lease or not.
  */
 export async function claimReconcilableSteps(db: SagaDb, c: ReconcileClaim): Promise<StepRow[]> {
   const intended = sql.lit(StepStatus.INTENDED);
@@ -42,7 +46,7 @@ export async function claimReconcilableSteps(db: SagaDb, c: ReconcileClaim): Pro
     WITH due AS (
       SELECT run_id, step_idx FROM saga_log
        WHERE status IN (${intended}, ${unknown})
-         AND (status = ${unknown} OR lease_until < now())
+         AND (status = ${unknown} OR lease_until < now() OR ${leaseHolderGone(c.schema)})
          AND (next_reconcile_at IS NULL OR next_reconcile_at <= now())
          AND (reconcile_lease_until IS NULL OR reconcile_lease_until < now())
          ${c.key === undefined ? sql`` : sql`AND idempotency_key = ${c.key}`}

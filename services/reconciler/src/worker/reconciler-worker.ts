@@ -209,7 +209,12 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       if (granted.length === 0) break;
       let rows: StepRow[];
       try {
-        rows = await claimReconcilableSteps(d.db, { owner: reconcilerId, leaseMs, limit: granted.length });
+        rows = await claimReconcilableSteps(d.db, {
+          owner: reconcilerId,
+          leaseMs,
+          limit: granted.length,
+          schema: config.SAGA_DB_SCHEMA,
+        });
       } catch (err) {
         granted.forEach((r) => r());
         throw err;
@@ -245,7 +250,13 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
     const release = await slots.acquire();
     try {
       if (stopping) return { kind: 'step', outcome: 'stopping' };
-      const [row] = await claimReconcilableSteps(d.db, { owner: reconcilerId, leaseMs, limit: 1, key });
+      const [row] = await claimReconcilableSteps(d.db, {
+        owner: reconcilerId,
+        leaseMs,
+        limit: 1,
+        key,
+        schema: config.SAGA_DB_SCHEMA,
+      });
       if (!row) return { kind: 'step', outcome: 'not-due' };
       const outcome = (await reconcileStep(stepDeps, row)).outcome;
       await followUpRun(d.db, row.run_id, config.SAGA_DB_SCHEMA, d.invariants);

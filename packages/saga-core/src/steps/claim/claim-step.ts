@@ -9,6 +9,7 @@ import { appendStepEvent } from '../append-event.js';
 import { claimStepBatch, EXECUTOR_CLAIM_CAUSE, leaseUntil } from './claim-step-batch.js';
 import { transitionStep } from '../transition-step.js';
 import { withdrawalCause, withdrawUnclaimedStep } from './withdraw-unclaimed-steps.js';
+import { leaseHolderGone } from '../../process/worker-liveness.js';
 
 /** Parameters of {@link claimStep}. */
 export interface ClaimInput {
@@ -80,8 +81,8 @@ const runNotRunningWhy = (runStatus: RunStatus) => `withdrawn: run is ${runStatu
  * plus the ATTEMPT event and `published_at = now()` on the job's outbox row (the API's fast path adds the
  * job to BullMQ without marking it; the claim is the proof the job arrived, so the relay need not sweep it).
  *
- * A row still INTENDED whose lease has expired means an executor died mid-call: the effect may exist, so
- * it is never executed again here; it moves INTENDED → UNKNOWN, under the row lock, only while the lease is
+ * A row still INTENDED whose lease has expired (or whose holder is gone: `leaseHolderGone`) means an
+ * executor died mid-call: the effect may exist, so it is never executed again here; it moves INTENDED → UNKNOWN, under the row lock, only while the lease is
  * still expired. A live lease or any other status is a duplicate delivery: nothing is written.
  *
  * Only a step whose run still goes forward (`EXECUTING_RUN_STATUSES`) is claimed. An unclaimed step of a
@@ -120,7 +121,11 @@ export async function claimStepSlow(db: SagaDb, c: ClaimInput): Promise<ClaimRes
     const current = await trx
       .selectFrom('saga_log')
       .select(['run_id', 'step_idx', 'status', 'lease_until', 'lease_owner', 'attempts'])
-      .select(sql<boolean>`lease_until IS NOT NULL AND lease_until <= now()`.as('expired'))
+      .select(
+        sql<boolean>`lease_until IS NOT NULL AND (lease_until <= now() OR ${leaseHolderGone(c.schema)})`.as(
+          'expired',
+        ),
+      )
       .where('run_id', '=', c.runId)
       .where('step_idx', '=', c.stepIdx)
       .where('idempotency_key', '=', c.key)

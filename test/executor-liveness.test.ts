@@ -3,8 +3,9 @@
  * of one that was SIGKILLed lapse when its session ends, not when their time runs out. The tool's timeout
  * here is 60 s, so each lease would last 60.5 s: every step below is settled well inside that, by the
  * reconciler's lookup by key (it found the effect the dead executor made), or by the executor that takes
- * the redelivered job (moved to UNKNOWN, never executed again). A plain lease owner (the same row under an
- * id that proves nothing) is left alone until its time ends: `services/reconciler/test/lease-holder-gone.test.ts`.
+ * the redelivered job (moved to UNKNOWN, never executed again). A plain lease owner (the same row under
+ * an id that proves nothing) is left alone until its time ends:
+ * `services/reconciler/test/lease-holder-gone.test.ts`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';

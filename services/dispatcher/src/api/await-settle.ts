@@ -7,8 +7,8 @@ import type { StepWatch } from './settle-waiter.js';
  * Waits until the step `target` leaves INTENDED (or NOT_EXECUTED; see `waitsThrough`) or `waitMs` passes,
  * and returns the step as it then is. The watch must have been opened before this is called (before the
  * commit or the publish that could make the step settle), and the step is read after it, so no notification
- * is lost. Each wake is one NOTIFY for the step's key; there is no polling. `current` skips the first read when the caller knows
- * the step cannot have moved since it read it (see `settle` in handle-call.ts).
+ * is lost. Each wake is one NOTIFY for the step's key; there is no polling. `current` skips the first read
+ * when the caller knows the step cannot have moved since it read it (see `settle` in handle-call.ts).
  *
  * Every read goes through the delivery group: the read that finds the step settled is the one whose outcome
  * the caller will receive, so it marks it delivered in the same statement (the returned row says

@@ -81,10 +81,9 @@ export const DUPLICATE_EFFECT_CAUSE = 'duplicate-effect incident: several effect
  * - absent → NOT_EXECUTED, then, for a RUNNING run, re-dispatched with the same key and stored arguments
  *   (unless the run's authority lapsed: then it stays NOT_EXECUTED and waits for a renewal, see
  *   `redispatchStep`);
- * - resendable (no effect found past the lag: a "not found", or a refusal whose send nobody saw answered; on a
- *   tool whose vendor dedupes by key) → as absent, for a run
- *   `mayResendUnproven` allows (going forward, no lapsing authority): sent again under the same key; for
- *   any other run, too-early;
+ * - resendable (no effect found past the lag: a "not found", or a refusal whose send nobody saw answered;
+ *   on a tool whose vendor dedupes by key) → as absent, for a run `mayResendUnproven` allows (going
+ *   forward, no lapsing authority): sent again under the same key; for any other run, too-early;
  * - refused → FAILED with the vendor's refusal (its record of the call under the key shows it ended without
  *   the effect, for good: a re-send would only be told the same), nothing sent again;
  * - too-early → stays (or, from a lapsed INTENDED, becomes) UNKNOWN, looked at again soon enough to find an

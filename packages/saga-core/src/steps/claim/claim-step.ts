@@ -82,8 +82,9 @@ const runNotRunningWhy = (runStatus: RunStatus) => `withdrawn: run is ${runStatu
  * job to BullMQ without marking it; the claim is the proof the job arrived, so the relay need not sweep it).
  *
  * A row still INTENDED whose lease has expired (or whose holder is gone: `leaseHolderGone`) means an
- * executor died mid-call: the effect may exist, so it is never executed again here; it moves INTENDED → UNKNOWN, under the row lock, only while the lease is
- * still expired. A live lease or any other status is a duplicate delivery: nothing is written.
+ * executor died mid-call: the effect may exist, so it is never executed again here; it moves INTENDED →
+ * UNKNOWN, under the row lock, only while the lease is still expired. A live lease or any other status is
+ * a duplicate delivery: nothing is written.
  *
  * Only a step whose run still goes forward (`EXECUTING_RUN_STATUSES`) is claimed. An unclaimed step of a
  * COMPENSATING or terminal run (a job that outran the unwind, a re-dispatch that raced it) is withdrawn

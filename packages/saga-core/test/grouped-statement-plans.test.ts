@@ -4,9 +4,11 @@ import {
   claimStepBatch,
   createRun,
   markOutcomesDelivered,
+  payloadHash,
   recordNewIntents,
   recordOutcomeBatch,
   StepStatus,
+  stepKey,
   type NewIntent,
   type SagaDb,
 } from '@agent-saga/core';
@@ -27,13 +29,28 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.close());
 
-function intent(runId: string, stepIdx: number, claim: boolean): NewIntent {
+function intent(runId: string, stepIdx: number, claim: boolean, tool = 'create_ticket'): NewIntent {
   // Not repeatable: the duplicate check (saga_earlier_operation) runs and its query is explained too.
-  return newIntent(runId, stepIdx, {
-    args: { orderId: `${runId}-${stepIdx}` },
+  const args = { orderId: `${runId}-${stepIdx}` };
+  const step = newIntent(runId, stepIdx, {
+    args,
     ...(claim ? { claim: { owner: 'w-api', leaseMs: 30_000, cause: 'api: claimed at intake' } } : {}),
   });
+  return {
+    ...step,
+    tool,
+    idempotencyKey: stepKey(runId, stepIdx, tool),
+    payloadHash: payloadHash(tool, args),
+    operation: { ...step.operation!, tool },
+  };
 }
+
+/**
+ * Run `a` of each round takes a payment (an authorization inline, its capture through the executor's path):
+ * a confirmed payment step fires the capture-check trigger (migrations 0008, 0025), whose statement runs
+ * on this pool's settings too.
+ */
+const PAYMENT_TOOLS = ['authorize_payment', 'capture_payment'] as const;
 
 const confirmed = { status: StepStatus.CONFIRMED, effect: { externalRef: 'T-1', result: { ok: true } } };
 
@@ -43,7 +60,7 @@ async function runEveryGroupedStatement(db: SagaDb, prefix: string): Promise<voi
     const runs = [`${prefix}-${round}-a`, `${prefix}-${round}-b`];
     for (const r of runs) await createRun(env.db, { runId: r, tenantId: 'acme', metadata: {} });
     // The inline path: written claimed, settled and delivered in the outcome's statement.
-    const inline = runs.map((r) => intent(r, 0, true));
+    const inline = runs.map((r, i) => intent(r, 0, true, i === 0 ? PAYMENT_TOOLS[0] : undefined));
     expect((await recordNewIntents(db, inline, 2_000)).every((row) => row !== null)).toBe(true);
     const settled = await recordOutcomeBatch(
       db,
@@ -53,7 +70,7 @@ async function runEveryGroupedStatement(db: SagaDb, prefix: string): Promise<voi
     );
     expect(settled).toHaveLength(2);
     // The executor's path: written unclaimed, claimed, settled, then marked delivered by the API.
-    const queued = runs.map((r) => intent(r, 1, false));
+    const queued = runs.map((r, i) => intent(r, 1, false, i === 0 ? PAYMENT_TOOLS[1] : undefined));
     expect((await recordNewIntents(db, queued, 2_000)).every((row) => row !== null)).toBe(true);
     const claimed = await claimStepBatch(
       db,
@@ -95,8 +112,10 @@ async function expectIndexOnlyPlans(prefix: string): Promise<void> {
     await close();
   }
   for (const name of GROUPED) expect(plans.get(name)?.length ?? 0, name).toBeGreaterThanOrEqual(3);
-  // The duplicate check's own query, run inside saga_earlier_operation for each item.
-  expect(plans.get('nested')?.length ?? 0).toBeGreaterThan(0);
+  // The duplicate check's own query, run inside saga_earlier_operation for each item, and the
+  // capture-check trigger's upsert, run for each confirmed payment step.
+  expect(plans.get('nested:saga_log')?.length ?? 0).toBeGreaterThan(0);
+  expect(plans.get('nested:capture_check_runs')?.length ?? 0).toBeGreaterThanOrEqual(6);
   for (const [name, list] of plans)
     for (const plan of list) expect(wholeReads(plan), `${name}: ${JSON.stringify(plan)}`).toEqual([]);
 }

@@ -90,8 +90,14 @@ export interface DbOptions extends PgTimeouts {
  * compensator's) reads the plans of every grouped statement, made on an empty schema and on a loaded one, and fails on a sequential scan or
  * an index scan without a key condition. A statement whose plan cannot be index-only does not belong on
  * this pool.
+ * Why `jit = off`: a statement here reads a few rows by key, which JIT never repays; and one that must scan
+ * anyway (a trigger's query: nested statements run with the session's settings) is costed at 10¹⁰ under
+ * `enable_seqscan = off`, past every JIT threshold, so Postgres would compile it, inlined and optimised, on
+ * every execution. The capture-check trigger did (migration 0025): 250–340 ms of Postgres CPU per confirmed
+ * payment step, a third of Postgres's CPU in `pnpm simulate`. The plans test reads nested plans too.
  */
-export const GROUPED_STATEMENT_SETTINGS = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off';
+export const GROUPED_STATEMENT_SETTINGS =
+  '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c jit=off';
 
 /** pg connection settings that put the saga schema first on the search path, with every wait bounded. */
 export function pgConnectionConfig(opts: DbOptions): pg.PoolConfig {

@@ -10,13 +10,17 @@ export interface PlanNode {
   readonly 'Relation Name'?: string;
   readonly 'Index Name'?: string;
   readonly 'Index Cond'?: string;
+  readonly 'Total Cost'?: number;
   readonly Plans?: readonly PlanNode[];
 }
 
 /** A one-connection pool set up as a role's group pool, and the plans of what ran on it. */
 export interface ExplainedGroupPool {
   readonly db: SagaDb;
-  /** Plans by prepared statement name (`preparedAs`); `nested` for queries run inside functions. */
+  /**
+   * Plans by prepared statement name (`preparedAs`); `nested:<table>` for queries run inside functions
+   * and triggers, by the first table the query names (`nested:saga_log`, `nested:capture_check_runs`).
+   */
   readonly plans: ReadonlyMap<string, readonly PlanNode[]>;
   readonly close: () => Promise<void>;
 }
@@ -36,7 +40,10 @@ export async function explainGroupPool(url: string, schema: string): Promise<Exp
       const at = n.message?.indexOf('{') ?? -1;
       if (at < 0) return;
       const explained = JSON.parse(n.message!.slice(at)) as { 'Query Text': string; Plan: PlanNode };
-      const name = /prepared:([a-z_]+)/.exec(explained['Query Text'])?.[1] ?? 'nested';
+      const text = explained['Query Text'];
+      const name =
+        /prepared:([a-z_]+)/.exec(text)?.[1] ??
+        `nested:${/\b(?:INTO|FROM|UPDATE)\s+([a-z_]+)/i.exec(text)?.[1] ?? '?'}`;
       plans.set(name, [...(plans.get(name) ?? []), explained.Plan]);
     });
   });
@@ -50,13 +57,25 @@ export async function explainGroupPool(url: string, schema: string): Promise<Exp
 }
 
 /**
+ * Postgres's cost of a path its settings disable (`disable_cost`, 10¹⁰), chosen when no other path exists:
+ * a node costed at this or more is such a path, whatever its type.
+ */
+const DISABLED_PATH_COST = 1e10;
+
+/**
  * The nodes of `plan` that read a whole relation or a whole index: a sequential scan, or an index scan
  * with no key condition. Either costs a read of the table or index per execution once the log is large,
- * which a plan made once must never do.
+ * which a plan made once must never do. Also any node built on a path the pool's settings disable
+ * (`enable_seqscan = off`): its cost of 10¹⁰ would have Postgres JIT-compile the statement on every
+ * execution, were JIT not off on this pool (the capture-check trigger did, until migration 0025).
  */
 export function wholeReads(plan: PlanNode): string[] {
   const own: string[] = [];
   if (plan['Node Type'] === 'Seq Scan') own.push(`Seq Scan on ${plan['Relation Name']}`);
+  // The node that took the disabled path, not each of its ancestors (whose costs include it).
+  const disabled = (node: PlanNode) => (node['Total Cost'] ?? 0) >= DISABLED_PATH_COST;
+  if (disabled(plan) && !(plan.Plans ?? []).some(disabled))
+    own.push(`${plan['Node Type']} on a disabled path (cost ${plan['Total Cost']})`);
   if (/^(Index|Index Only|Bitmap Index) Scan$/.test(plan['Node Type']) && !plan['Index Cond'])
     own.push(`${plan['Node Type']} on ${plan['Index Name']} without a key condition`);
   return [...own, ...(plan.Plans ?? []).flatMap(wholeReads)];

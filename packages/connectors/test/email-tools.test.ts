@@ -172,6 +172,40 @@ describe('email connector against the sandbox', () => {
     expect(await narrow.lookup!(sent.idempotencyKey, sent)).toBeNull();
   });
 
+  it("lookup reads only the emails sent since its step was recorded, less the clocks' skew", async () => {
+    for (let i = 0; i < 3; i++) await call('send_email', refundMail); // older than the step
+    const older = new Set(emails().map((e) => e.id));
+    await sleep(20);
+    const target = stepContext('send_email'); // recorded now: its email can only be newer
+    await sleep(20);
+    await call('send_email', refundMail, target);
+    for (let i = 0; i < 2; i++) await call('send_email', refundMail);
+    const emailReads = () =>
+      sandbox.admin
+        .requests()
+        .filter((r) => r.method === 'GET' && r.path.startsWith('/emails/'))
+        .map((r) => r.path.slice('/emails/'.length));
+    const sinceStep = toolNamed(
+      createEmailTools(emailConfig({ EMAIL_LOOKUP_CLOCK_SKEW_MS: '0' }), DEFAULT_EMAIL_TEMPLATES, {
+        db: env.db,
+      }),
+      'send_email',
+    );
+    sandbox.admin.clearRequests();
+    expect(await sinceStep.lookup!(target.idempotencyKey, target)).toMatchObject({
+      externalRef: emails()[3]!.id,
+    });
+    sandbox.admin.clearRequests();
+    // Absent: the three emails sent since the step are read, none of the older ones.
+    expect(await sinceStep.lookup!('0'.repeat(32), target)).toBeNull();
+    expect(emailReads()).toHaveLength(3);
+    expect(emailReads().filter((id) => older.has(id))).toEqual([]);
+    // With the default margin for the clocks (minutes), the older ones are read too.
+    sandbox.admin.clearRequests();
+    expect(await tool('send_email').lookup!('0'.repeat(32), target)).toBeNull();
+    expect(emailReads()).toHaveLength(6);
+  });
+
   it('a Resend validation error (422, a tag value Resend refuses) is a ClientError: FAILED, nothing sent', async () => {
     const ctx = { ...stepContext('send_email'), idempotencyKey: 'not a valid tag value!' };
     const err = await rejectionOf(call('send_email', refundMail, ctx));

@@ -31,6 +31,8 @@ export function stepContext(
     stepIdx?: number;
     key?: string;
     signal?: AbortSignal;
+    /** When the step was recorded; now (the context is made just before the call) unless given. */
+    intendedAt?: Date;
   } = {},
 ): ToolContext & LookupContext {
   const runId = opts.runId ?? `run-${randomUUID()}`;
@@ -43,6 +45,7 @@ export function stepContext(
     attempt: 1,
     signal: opts.signal ?? new AbortController().signal,
     logger: silentLogger,
+    intendedAt: opts.intendedAt ?? new Date(),
     args: opts.args ?? {},
   };
 }

@@ -30,6 +30,7 @@ const step = {
   args: { summary: 's' },
   external_ref: 'T-1',
   result: { status: 'open' },
+  created_at: new Date(),
 };
 const withCheck = (precondition: PreconditionCheck) => defineTool({ ...spec, precondition });
 

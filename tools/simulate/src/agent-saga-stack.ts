@@ -98,6 +98,10 @@ const ROLE_TIMINGS: Readonly<Record<string, string>> = {
   // none at 500). A minute holds some 100 emails at 64 in flight, and is past any lookup of an episode's
   // email that matters; an older one taken for absent is re-sent under its key, which the sandbox replays.
   EMAIL_LOOKUP_WINDOW_MS: '60000',
+  // Why 1 s: a lookup skips the emails older than its step less this margin for the clocks' skew, and the
+  // sandbox stamps emails with this machine's clock, as Postgres stamps steps: a lookup reads the emails
+  // sent since its step began (a few dozen), not the whole minute.
+  EMAIL_LOOKUP_CLOCK_SKEW_MS: '1000',
   COMPENSATOR_DRAIN_MS: '3000',
 };
 

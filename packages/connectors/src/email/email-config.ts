@@ -13,6 +13,13 @@ export const DEFAULT_EMAIL_LOOKUP_MAX_READS = 200;
  * queueing we have seen. The sandbox lists at once.
  */
 export const DEFAULT_EMAIL_LOOKUP_LAG_MS = 5_000;
+/**
+ * Why 5 minutes: the lookup skips emails created before the step was recorded, less this margin for the
+ * difference between the database's clock (which stamps the step) and Resend's (which stamps the email).
+ * Servers kept by NTP differ by milliseconds; five minutes also covers a host whose clock has drifted, and
+ * still bounds a lookup to the emails of minutes, not of the whole day of the window.
+ */
+export const DEFAULT_EMAIL_LOOKUP_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 const emailEnvSchema = z.object({
   /** Resend-compatible API base; default the real Resend API. */
@@ -23,6 +30,7 @@ const emailEnvSchema = z.object({
   EMAIL_LOOKUP_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_EMAIL_LOOKUP_WINDOW_MS),
   EMAIL_LOOKUP_MAX_READS: z.coerce.number().int().positive().default(DEFAULT_EMAIL_LOOKUP_MAX_READS),
   EMAIL_LOOKUP_LAG_MS: z.coerce.number().int().min(0).default(DEFAULT_EMAIL_LOOKUP_LAG_MS),
+  EMAIL_LOOKUP_CLOCK_SKEW_MS: z.coerce.number().int().min(0).default(DEFAULT_EMAIL_LOOKUP_CLOCK_SKEW_MS),
   /** Drafts live in the harness's own Postgres, in the saga schema (table `email_drafts`, migration 0002). */
   DATABASE_URL: z.url(),
   SAGA_DB_SCHEMA: z
@@ -41,6 +49,11 @@ export interface EmailConfig {
   /** At most this many emails are read one by one in a lookup; more candidates → unknown, not "absent". */
   readonly lookupMaxReads: number;
   readonly lookupLagMs: number;
+  /**
+   * A lookup reads no email created before its step was recorded less this much (the clocks' possible
+   * difference); see {@link DEFAULT_EMAIL_LOOKUP_CLOCK_SKEW_MS}.
+   */
+  readonly lookupClockSkewMs: number;
   /** For `createDb` from `@agent-saga/core`. */
   readonly db: { readonly url: string; readonly schema: string };
 }
@@ -55,6 +68,7 @@ export function emailConfigFromEnv(env: Record<string, string | undefined>): Ema
     lookupWindowMs: e.EMAIL_LOOKUP_WINDOW_MS,
     lookupMaxReads: e.EMAIL_LOOKUP_MAX_READS,
     lookupLagMs: e.EMAIL_LOOKUP_LAG_MS,
+    lookupClockSkewMs: e.EMAIL_LOOKUP_CLOCK_SKEW_MS,
     db: Object.freeze({ url: e.DATABASE_URL, schema: e.SAGA_DB_SCHEMA }),
   });
 }

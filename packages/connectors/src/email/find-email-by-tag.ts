@@ -1,4 +1,4 @@
-import type { ToolEffect } from '@agent-saga/core';
+import type { LookupContext, ToolEffect } from '@agent-saga/core';
 import { sendHttpRequest, type HttpCall } from '../http/send-http-request.js';
 import { HttpOutcomeUnknownError } from '../http/http-errors.js';
 import type { EmailConfig } from './email-config.js';
@@ -22,8 +22,10 @@ const MAX_PAGES = 100;
  *
  * Bounded, by design:
  * - only emails created within `lookupWindowMs` (default 24 h, Resend's idempotency window: past it a
- *   same-key re-send is no longer a replay either, so the step needs a human anyway); the list is newest
- *   first, so the first older item ends the scan;
+ *   same-key re-send is no longer a replay either, so the step needs a human anyway), and not before the
+ *   step was recorded (`intendedAt`, less `lookupClockSkewMs` for the two clocks): the email was sent after
+ *   its step's row committed, so an older one cannot be it. The list is newest first, so the first item
+ *   older than both ends the scan: a lookup reads the emails sent since its step began, not a day of them;
  * - only emails from our own sender (`EMAIL_FROM`) are read — the list gives `from` for free;
  * - at most `lookupMaxReads` reads. When the window holds more candidates than that, the lookup cannot
  *   prove absence and says so: it throws an unknown-outcome error instead of answering null.
@@ -35,10 +37,13 @@ const MAX_PAGES = 100;
 export async function findEmailByTag(
   config: EmailConfig,
   key: string,
-  call: HttpCall,
+  call: HttpCall & Pick<LookupContext, 'intendedAt'>,
 ): Promise<ToolEffect | null> {
   const endpoint = resendEndpoint(config);
-  const horizon = Date.now() - config.lookupWindowMs;
+  const horizon = Math.max(
+    Date.now() - config.lookupWindowMs,
+    call.intendedAt.getTime() - config.lookupClockSkewMs,
+  );
   const ours = bareAddress(config.from);
   let reads = 0;
   let after: string | undefined;

@@ -24,6 +24,8 @@ export function stepContext(
     stepIdx?: number;
     tenantId?: string;
     signal?: AbortSignal;
+    /** When the step was recorded; now (the context is made just before the call) unless given. */
+    intendedAt?: Date;
     attempt?: number;
   } = {},
 ): ToolContext & LookupContext {
@@ -37,6 +39,7 @@ export function stepContext(
     attempt: opts.attempt ?? 1,
     signal: opts.signal ?? AbortSignal.timeout(10_000),
     logger: silentLogger,
+    intendedAt: opts.intendedAt ?? new Date(),
     args: opts.args ?? {},
   };
 }

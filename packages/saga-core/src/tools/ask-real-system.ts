@@ -10,7 +10,10 @@ import { errorForLog } from '../privacy/args-for-log.js';
  * The step fields a question to the real system needs; its stored trace context, when given, makes the
  * question a span of the step's trace (whose `traceparent` the tool sends).
  */
-export type AskTarget = Pick<StepRow, 'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args'> &
+export type AskTarget = Pick<
+  StepRow,
+  'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args' | 'created_at'
+> &
   StoredTraceColumns;
 
 /** What a question to the real system gave: its answer, or the error, with when and how long it took. */
@@ -58,6 +61,7 @@ export async function askRealSystem<T>(
         stepIdx: step.step_idx,
         tenantId: step.tenant_id,
         args: step.args,
+        intendedAt: step.created_at,
         signal,
         logger: log,
         traceparent: span.traceparent,

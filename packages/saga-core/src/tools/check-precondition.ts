@@ -22,7 +22,7 @@ export type PreconditionObservation =
 /** The forward step fields a precondition needs. */
 export type PreconditionTarget = Pick<
   StepRow,
-  'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args' | 'external_ref' | 'result'
+  'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args' | 'external_ref' | 'result' | 'created_at'
 >;
 
 /**

@@ -50,6 +50,13 @@ export interface ToolEffect<R = unknown> {
  */
 export type LookupContext = Omit<ToolContext, 'attempt'> & {
   readonly args: Readonly<Record<string, unknown>>;
+  /**
+   * When the call's intent was recorded (the step's `created_at`, by the database's clock). The call was
+   * sent after that row committed, so no effect of it is older, but for the skew between the database's
+   * clock and the real system's: a lookup that scans by time (a list with no key filter) may stop there,
+   * less a margin for that skew.
+   */
+  readonly intendedAt: Date;
 };
 
 /**

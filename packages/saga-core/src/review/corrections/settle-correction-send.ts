@@ -111,6 +111,8 @@ export async function settleCorrectionSend(
       step_idx: c.step_idx,
       tenant_id: c.tenant_id,
       args: c.command,
+      // No send of the correction is older than its row.
+      created_at: c.created_at,
     },
     // Written by the database when the send started; a row from before 0006 has none: its creation time is
     // never later than any send of it.

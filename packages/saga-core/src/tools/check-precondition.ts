@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { StepRow } from '../db/schema.js';
-import { askRealSystem } from './ask-real-system.js';
+import { askRealSystem, type AskTarget } from './ask-real-system.js';
 import type { AnyTool } from './define-tool.js';
 
 /** What one precondition check saw, with when and how long: the evidence of the compensator's decision. */
@@ -19,11 +19,8 @@ export type PreconditionObservation =
       readonly error: { readonly name: string; readonly message: string };
     };
 
-/** The forward step fields a precondition needs. */
-export type PreconditionTarget = Pick<
-  StepRow,
-  'idempotency_key' | 'run_id' | 'step_idx' | 'tenant_id' | 'args' | 'external_ref' | 'result' | 'created_at'
->;
+/** The forward step fields a precondition needs: those of any question to the real system, and its effect. */
+export type PreconditionTarget = AskTarget & Pick<StepRow, 'external_ref' | 'result'>;
 
 /**
  * Asks the forward tool's `precondition` about `step`'s effect, bounded by the tool's `timeoutMs` (a check

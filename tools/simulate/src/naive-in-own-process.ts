@@ -18,6 +18,7 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Episode } from './draw-episodes.js';
+import { PACED_BY_STDIN, type LeaderPace } from './follow-leader-pace.js';
 import type { EpisodeGrade, EpisodeRecord } from './grade-episode.js';
 import type { SimulateOptions } from './simulate-options.js';
 import type { GradedEpisode } from './summarize-grades.js';
@@ -52,14 +53,19 @@ export function toPlayedElsewhere(graded: readonly GradedEpisode[]): PlayedElsew
   }));
 }
 
-/** Plays `episodes` through the naive harness in a child process; the graded episodes, in order. */
+/**
+ * Plays `episodes` through the naive harness in a child process; the graded episodes, in order. With a
+ * `leader`, the child starts each episode only once the leader has (its counts go to the child's stdin).
+ */
 export async function runNaiveInOwnProcess(
   episodes: readonly Episode[],
   options: SimulateOptions,
   repoRoot: string,
   say: (line: string) => void,
+  leader?: LeaderPace,
 ): Promise<readonly GradedEpisode[]> {
   const args = [
+    ...(leader ? [PACED_BY_STDIN] : []),
     ...['--harness', 'naive', '--episodes', String(episodes.length), '--seed', String(options.seed)],
     ...['--concurrency', String(options.concurrency)],
     // The same episodes as the agent-saga harness: the listed ones, when the run names them.
@@ -70,8 +76,15 @@ export async function runNaiveInOwnProcess(
       const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, CHILD_ENTRY), ...args], {
         cwd: repoRoot,
         env: process.env,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe'],
       });
+      // A child that has exited closes its stdin: a count written after that is of no use to anyone.
+      child.stdin.on('error', () => undefined);
+      const unfollow = leader?.follow(
+        (count) => child.stdin.write(`${count}\n`),
+        () => child.stdin.end(),
+      );
+      if (!leader) child.stdin.end();
       // However this process ends (the other harness failed, a signal), the child ends with it.
       const kill = () => child.kill('SIGKILL');
       process.once('exit', kill);
@@ -90,6 +103,7 @@ export async function runNaiveInOwnProcess(
       });
       child.once('error', fail);
       child.once('close', (c) => {
+        unfollow?.();
         process.off('exit', kill);
         done({ code: c, stdout: out, stderr: err });
       });

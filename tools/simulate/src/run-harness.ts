@@ -9,6 +9,7 @@ import { sleep } from '../../../test/soak/seeded-random.js';
 import type { Episode } from './draw-episodes.js';
 import { faultSpecsOf, type FaultMode } from './fault-modes.js';
 import { gradeEpisode, type EpisodeRecord } from './grade-episode.js';
+import type { FollowerPace } from './follow-leader-pace.js';
 import { partitionLedger, partOf } from './partition-ledger.js';
 import { playAgent } from './play-agent.js';
 import type { GradedEpisode } from './summarize-grades.js';
@@ -43,6 +44,10 @@ export interface HarnessRun {
   /** Run ids with an open case (agent-saga); none for the naive harness. */
   readonly openCases?: (episodes: readonly Episode[]) => Promise<ReadonlySet<number>>;
   readonly progress?: (done: number) => void;
+  /** Waited before each episode starts (the naive harness following agent-saga's pace); none: no wait. */
+  readonly pace?: FollowerPace;
+  /** Told how many episodes have started, after each start (the leader's side of the pace). */
+  readonly started?: (started: number) => void;
   /** The key this harness's read-back of write `write` searches by (scopes a stale read). */
   readonly lookupKeyOf: (episode: Episode, write: number) => string;
 }
@@ -104,6 +109,8 @@ export async function runHarness(
   let done = 0;
   const lane = async () => {
     for (let i = next++; i < episodes.length; i = next++) {
+      await run.pace?.wait(i);
+      run.started?.(i + 1);
       played[i] = await playOne(episodes[i]!, run);
       done += 1;
       run.progress?.(done);

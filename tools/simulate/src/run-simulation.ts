@@ -9,6 +9,7 @@ import { DEFAULT_CREDENTIALS, sandboxConnectorEnv, startSandbox } from '@agent-s
 import { agentSagaPort, runIdOf } from './agent-saga-port.js';
 import { startAgentSagaStack } from './agent-saga-stack.js';
 import { drawSelectedEpisodes, type Episode } from './draw-episodes.js';
+import { createLeaderPace, UNPACED, type FollowerPace } from './follow-leader-pace.js';
 import { argumentHashKey, createNaiveToolbox, naivePort } from './naive-harness.js';
 import { runNaiveInOwnProcess } from './naive-in-own-process.js';
 import { runHarness } from './run-harness.js';
@@ -22,11 +23,15 @@ export interface SimulationResult {
   readonly graded: ReadonlyMap<Harness, readonly GradedEpisode[]>;
 }
 
-/** The naive harness in this process, against a sandbox of its own. */
+/**
+ * The naive harness in this process, against a sandbox of its own; `pace` holds each episode until the
+ * agent-saga harness has started it (follow-leader-pace.ts), when both play.
+ */
 export async function runNaive(
   episodes: readonly Episode[],
   options: SimulateOptions,
   say: (l: string) => void,
+  pace: FollowerPace = UNPACED,
 ): Promise<readonly GradedEpisode[]> {
   const sandbox = await startSandbox({
     settings: { stripeSearchLagMs: SEARCH_LAG_MS, jiraSearchLagMs: SEARCH_LAG_MS },
@@ -46,6 +51,7 @@ export async function runNaive(
       lookupKeyOf: (e, w) => argumentHashKey(e.writes[w]?.tool ?? '', e.writes[w]?.args(1, false)),
       concurrency: options.concurrency,
       progress: progressLine('naive', episodes.length, say),
+      pace,
     });
   } finally {
     await box.close();
@@ -60,6 +66,8 @@ async function runAgentSaga(
   say: (l: string) => void,
   /** Called once the roles are up (or failed to come up). */
   started: () => void = () => undefined,
+  /** Told how many episodes have started, after each start (the naive harness follows it). */
+  episodesStarted?: (n: number) => void,
 ) {
   if (!options.databaseUrl || !options.redisUrl)
     throw new Error('the agent-saga harness needs DATABASE_URL and REDIS_URL');
@@ -85,6 +93,7 @@ async function runAgentSaga(
         return new Set(list.filter((e) => open.has(runIdOf(e))).map((e) => e.index));
       },
       progress: progressLine('agent-saga', episodes.length, say),
+      ...(episodesStarted ? { started: episodesStarted } : {}),
     });
   } finally {
     await stack.close();
@@ -124,7 +133,9 @@ export async function runSimulation(
   // Both at once: the naive harness in a process of its own (naive-in-own-process.ts says why), started
   // once the agent-saga roles are up: its sandbox's ports are taken while the roles' free ports (picked,
   // then bound by each role) are still unbound, and one collided (EADDRINUSE) when both started together.
+  // It follows agent-saga's pace, episode by episode (follow-leader-pace.ts says why).
   const both = options.harnesses.length > 1;
+  const leader = createLeaderPace();
   let rolesUp: () => void = () => undefined;
   const rolesStarted = new Promise<void>((r) => (rolesUp = r));
   const lag = monitorEventLoopDelay({ resolution: 20 });
@@ -133,9 +144,9 @@ export async function runSimulation(
     h,
     h === Harness.NAIVE
       ? both
-        ? await rolesStarted.then(() => runNaiveInOwnProcess(episodes, options, repoRoot, say))
+        ? await rolesStarted.then(() => runNaiveInOwnProcess(episodes, options, repoRoot, say, leader))
         : await runNaive(episodes, options, say)
-      : await runAgentSaga(episodes, options, repoRoot, say, rolesUp),
+      : await runAgentSaga(episodes, options, repoRoot, say, rolesUp, leader.started).finally(leader.end),
   ]);
   const graded = new Map(await Promise.all(runs));
   lag.disable();

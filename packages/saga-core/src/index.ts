@@ -222,7 +222,15 @@ export {
   type RecordOutcomeResult,
 } from './steps/outcome/record-outcome.js';
 export type { StepOutcome } from './steps/outcome/step-outcome.js';
-export { DEFAULT_MAX_REDISPATCHES, redispatchBudgetConfig } from './steps/redispatch/redispatch-budget.js';
+export {
+  DEFAULT_MAX_REDISPATCHES,
+  DEFAULT_REDISPATCH_MIN_SPAN_MS,
+  REDISPATCH_HARD_CAP_FACTOR,
+  redispatchBudgetConfig,
+  redispatchBudgetSpent,
+  type RedispatchBudget,
+  type RedispatchCount,
+} from './steps/redispatch/redispatch-budget.js';
 export {
   redispatchStep,
   type RedispatchInput,

@@ -2,13 +2,16 @@
  * The re-dispatch budget (issue 9, item 6), in core where it lives once: a step proven NOT_EXECUTED again
  * and again is sent again at most `maxRedispatches` times, then goes to MANUAL_INTERVENTION with a case
  * listing every dispatch and why it came back; a person's re-dispatch is not capped and starts the count
- * again; a republish of a lost job does not count.
+ * again; a republish of a lost job does not count. Loops that come back faster than the budget's span
+ * (a restart storm) go on until the first re-dispatch is that old, or until three times the budget.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CaseAction,
   claimStep,
+  DEFAULT_REDISPATCH_MIN_SPAN_MS,
+  REDISPATCH_HARD_CAP_FACTOR,
   redispatchStep,
   republishUnclaimedIntents,
   resolveCase,
@@ -36,7 +39,13 @@ async function intent(runId: string): Promise<string> {
  * One attempt that never reached the system, as the reconciler proves it: claimed by an executor that then
  * vanished, its lease lapsed, the lookup found nothing; then the harness's re-dispatch.
  */
-async function failOnceAndRedispatch(runId: string, key: string, n: number) {
+async function failOnceAndRedispatch(
+  runId: string,
+  key: string,
+  n: number,
+  // The count alone decides unless a test asks for the span (`{}`: the default, as the roles have it).
+  span: { readonly minSpanMs?: number } = { minSpanMs: 0 },
+) {
   const claim = await claimStep(env.db, {
     ...(await stepOfKey(env, key)),
     key,
@@ -62,7 +71,7 @@ async function failOnceAndRedispatch(runId: string, key: string, n: number) {
       stepIdx: 0,
       cause: 'reconciler: re-dispatch after the lookup proved absence',
       schema: env.schema,
-      by: { kind: 'harness', maxRedispatches: MAX },
+      by: { kind: 'harness', maxRedispatches: MAX, ...span },
     });
   });
 }
@@ -153,6 +162,40 @@ describe('the re-dispatch budget', () => {
     expect(again.status).toBe('INTENDED');
     const afterPerson = await failOnceAndRedispatch(runId, key, MAX + 2);
     expect(afterPerson.kind).toBe('redispatched');
+  });
+
+  it('goes on sending a step whose loops come back fast until its first re-dispatch is the span old', async () => {
+    const runId = 'storm';
+    const key = await intent(runId);
+    // A restart storm: four loops in well under a second, each proven absent; the default span (60 s).
+    for (let n = 1; n <= MAX + 1; n++) {
+      const r = await failOnceAndRedispatch(runId, key, n, {});
+      expect(r.kind, `loop ${n}`).toBe('redispatched');
+    }
+    expect(await openCases(runId)).toEqual([]);
+
+    // The same step a span later (its re-dispatches' events aged, as Postgres's clock would have them).
+    await sql`UPDATE step_event_rows SET at = at - make_interval(secs => ${(DEFAULT_REDISPATCH_MIN_SPAN_MS + 1000) / 1000})
+               WHERE run_id = ${runId}`.execute(env.db);
+    const last = await failOnceAndRedispatch(runId, key, MAX + 2, {});
+    expect(last).toMatchObject({
+      kind: 'budget-spent',
+      redispatches: MAX + 1,
+      row: { status: 'MANUAL_INTERVENTION' },
+    });
+    expect(await openCases(runId)).toHaveLength(1);
+  });
+
+  it('stops at three times the budget however fast the loops come back (a call that kills its executor)', async () => {
+    const runId = 'crash-loop';
+    const key = await intent(runId);
+    const cap = REDISPATCH_HARD_CAP_FACTOR * MAX;
+    for (let n = 1; n <= cap; n++) {
+      const r = await failOnceAndRedispatch(runId, key, n, {});
+      expect(r.kind, `loop ${n}`).toBe('redispatched');
+    }
+    const last = await failOnceAndRedispatch(runId, key, cap + 1, {});
+    expect(last).toMatchObject({ kind: 'budget-spent', redispatches: cap });
   });
 
   it('is not applied to a person at all', async () => {

@@ -244,7 +244,7 @@ describe('the journal through the view step_events', () => {
 
     // The re-dispatch budget counts the re-dispatch, and its evidence lists both attempts, stored and row.
     const evidence = await env.db.transaction().execute(async (trx) => {
-      expect(await countRedispatches(trx, 'se-again', 0)).toBe(1);
+      expect((await countRedispatches(trx, 'se-again', 0)).count).toBe(1);
       await giveUpRedispatching(trx, {
         runId: 'se-again',
         stepIdx: 0,

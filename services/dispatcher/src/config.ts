@@ -97,7 +97,10 @@ export const dispatcherConfigSchema = baseConfigSchema.extend({
    * pivot that stages a hold (`holdWindowMs`) expires earlier, before the hold lapses. Default: a day.
    */
   APPROVAL_TTL_MS: envInt(24 * 3600_000),
-  /** SAGA_MAX_REDISPATCHES: re-dispatches of a step proven NOT_EXECUTED before a person decides. */
+  /**
+   * SAGA_MAX_REDISPATCHES: re-dispatches of a step proven NOT_EXECUTED before a person decides, once the
+   * first is SAGA_REDISPATCH_MIN_SPAN_MS old (core's `redispatchBudgetSpent`).
+   */
   ...redispatchBudgetConfig(),
   /**
    * The cap on steps per run: a run holds step indices `0 … SAGA_MAX_STEPS_PER_RUN - 1`. A `stepIdx` or

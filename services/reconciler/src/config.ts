@@ -48,7 +48,10 @@ export const reconcilerConfigSchema = baseConfigSchema.extend({
   ...sagaLogGaugesConfig(true),
   /** Database pool size of the process. */
   DB_POOL_SIZE: envInt(10),
-  /** SAGA_MAX_REDISPATCHES: re-dispatches of a step proven NOT_EXECUTED before a person decides. */
+  /**
+   * SAGA_MAX_REDISPATCHES: re-dispatches of a step proven NOT_EXECUTED before a person decides, once the
+   * first is SAGA_REDISPATCH_MIN_SPAN_MS old (core's `redispatchBudgetSpent`).
+   */
   ...redispatchBudgetConfig(),
   /**
    * An INTENDED step still unclaimed this long after its latest dispatch was published is published again

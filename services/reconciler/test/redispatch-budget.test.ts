@@ -2,7 +2,10 @@
  * A poison call through real processes (relay, executor, reconciler): every attempt times out without
  * reaching the system, the reconciler proves each absent and sends the step again, and after
  * SAGA_MAX_REDISPATCHES (default 3) re-dispatches the step goes to MANUAL_INTERVENTION with a case listing
- * each dispatch and why it came back, instead of looping forever.
+ * each dispatch and why it came back, instead of looping forever. The reconciler runs with
+ * SAGA_REDISPATCH_MIN_SPAN_MS=0, so the count alone decides (its loops take a second or two each, under the
+ * default span of a minute they would go on to three times the budget: core's redispatch-budget.test.ts);
+ * with the variable unread the step would be sent nine times, not three.
  */
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +29,11 @@ const ROLE_ENV = { FIXTURE_TOOL_TIMEOUT_MS: '1000' };
 
 beforeAll(async () => {
   ({ env, fx } = await createFixtureTestEnv('budget'));
-  procs.push(startRole(env, 'relay', ROLE_ENV), startRole(env, 'executor', ROLE_ENV), startReconciler(env));
+  procs.push(
+    startRole(env, 'relay', ROLE_ENV),
+    startRole(env, 'executor', ROLE_ENV),
+    startReconciler(env, { SAGA_REDISPATCH_MIN_SPAN_MS: '0' }),
+  );
 });
 afterAll(() => closeFixtureTestEnv(env, procs));
 

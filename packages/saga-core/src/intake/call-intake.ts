@@ -79,6 +79,8 @@ export interface IntakeRequest {
   readonly approvalTtlMs: number;
   /** SAGA_MAX_REDISPATCHES: past it, a step proven absent goes to a person instead of being sent again. */
   readonly maxRedispatches: number;
+  /** SAGA_REDISPATCH_MIN_SPAN_MS (see `redispatchBudgetSpent`); default `DEFAULT_REDISPATCH_MIN_SPAN_MS`. */
+  readonly redispatchMinSpanMs?: number | undefined;
   /**
    * SAGA_MAX_STEPS_PER_RUN: a run holds steps `0 … max - 1` (see `step-limit.ts`); default
    * {@link DEFAULT_MAX_STEPS_PER_RUN}. An explicit `stepIdx` or `dependsOn` entry past it is 400, a new step
@@ -404,7 +406,7 @@ async function retryStep(
         schema: req.schema,
         notifyRelay: !req.fastPath,
         relayGraceMs: req.fastPath ? req.relayGraceMs : 0,
-        by: { kind: 'harness', maxRedispatches: req.maxRedispatches },
+        by: { kind: 'harness', maxRedispatches: req.maxRedispatches, minSpanMs: req.redispatchMinSpanMs },
       });
       // Budget spent: the step is MANUAL_INTERVENTION with a case; the answer says so, nothing is sent.
       // Authority lapsed (awaiting-renewal): the step stays NOT_EXECUTED until a person renews it.

@@ -46,6 +46,8 @@ export interface CallerIntakeOptions {
   readonly approvalTtlMs?: number | undefined;
   /** SAGA_MAX_REDISPATCHES for a retry of a step proven not executed. */
   readonly maxRedispatches?: number | undefined;
+  /** SAGA_REDISPATCH_MIN_SPAN_MS for the same (default `DEFAULT_REDISPATCH_MIN_SPAN_MS`). */
+  readonly redispatchMinSpanMs?: number | undefined;
   /**
    * SAGA_MAX_STEPS_PER_RUN, as the API is configured with (default 1,000): a `stepIdx` past it is refused
    * 400, a new step at a full run's cursor 409 STEP_LIMIT, as by the API.
@@ -154,6 +156,7 @@ export async function recordCallerIntent<DB>(
       relayGraceMs: 0,
       approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
       maxRedispatches: opts.maxRedispatches ?? DEFAULT_MAX_REDISPATCHES,
+      redispatchMinSpanMs: opts.redispatchMinSpanMs,
       maxStepsPerRun: opts.maxStepsPerRun,
     });
     await sql`SELECT set_config('search_path', ${rows[0]!.previous}, true)`.execute(db);

@@ -106,6 +106,7 @@ export async function handleCall(
     approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
     relayGraceMs: ctx.config.RELAY_GRACE_MS,
     maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
+    redispatchMinSpanMs: ctx.config.SAGA_REDISPATCH_MIN_SPAN_MS,
     maxStepsPerRun: ctx.config.SAGA_MAX_STEPS_PER_RUN,
   };
   // With inline execution, a call the grouped intake can take is written claimed by this process.
@@ -136,6 +137,7 @@ export async function handleCall(
             step: intake.step,
             recheckMs: ctx.config.LOOKUP_RECHECK_MS,
             maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
+            redispatchMinSpanMs: ctx.config.SAGA_REDISPATCH_MIN_SPAN_MS,
             log,
           })),
           delivered: false,

@@ -31,6 +31,8 @@ export interface LookupRequest {
   readonly recheckMs: number;
   /** SAGA_MAX_REDISPATCHES: past it, a step proven absent goes to a person instead of being sent again. */
   readonly maxRedispatches: number;
+  /** SAGA_REDISPATCH_MIN_SPAN_MS (see `redispatchBudgetSpent`); default `DEFAULT_REDISPATCH_MIN_SPAN_MS`. */
+  readonly redispatchMinSpanMs?: number | undefined;
   readonly log: Logger;
 }
 
@@ -154,7 +156,7 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
             v.kind === 'absent'
               ? 'retry call: re-dispatch after the lookup proved absence'
               : 'retry call: re-dispatch under the same key (the vendor dedupes by key)',
-          by: { kind: 'harness', maxRedispatches: req.maxRedispatches },
+          by: { kind: 'harness', maxRedispatches: req.maxRedispatches, minSpanMs: req.redispatchMinSpanMs },
         });
         if (redispatch.kind === 'budget-spent') {
           log.warn(

@@ -33,6 +33,8 @@ export interface RetryPolicy {
   readonly backoffMaxMs: number;
   /** Re-dispatches of a step proven NOT_EXECUTED before it goes to a person (`SAGA_MAX_REDISPATCHES`). */
   readonly maxRedispatches: number;
+  /** How old the first of them must be first (`SAGA_REDISPATCH_MIN_SPAN_MS`; default in core). */
+  readonly redispatchMinSpanMs?: number | undefined;
 }
 
 export interface SettleInput {
@@ -195,7 +197,11 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
               ? 'reconciler: re-dispatch after the lookup proved absence'
               : 'reconciler: re-dispatch under the same key (the vendor dedupes by key)',
           detail: { reconciler: s.owner },
-          by: { kind: 'harness', maxRedispatches: s.policy.maxRedispatches },
+          by: {
+            kind: 'harness',
+            maxRedispatches: s.policy.maxRedispatches,
+            minSpanMs: s.policy.redispatchMinSpanMs,
+          },
         });
         if (r.kind === 'budget-spent')
           return {

@@ -38,6 +38,7 @@ export type ReconcilerWorkerConfig = Pick<
   | 'RECONCILER_STALE_OUTBOX_MS'
   | 'RECONCILER_SWEEP_MS'
   | 'SAGA_MAX_REDISPATCHES'
+  | 'SAGA_REDISPATCH_MIN_SPAN_MS'
   | 'SAGA_UNCLAIMED_REPUBLISH_MS'
 >;
 
@@ -133,6 +134,7 @@ export function createReconcilerWorker(d: ReconcilerWorkerDeps): ReconcilerWorke
       backoffBaseMs: config.RECONCILER_BACKOFF_BASE_MS,
       backoffMaxMs: config.RECONCILER_BACKOFF_MAX_MS,
       maxRedispatches: config.SAGA_MAX_REDISPATCHES,
+      redispatchMinSpanMs: config.SAGA_REDISPATCH_MIN_SPAN_MS,
     },
     logger: log,
     ...(d.metrics ? { metrics: d.metrics } : {}),

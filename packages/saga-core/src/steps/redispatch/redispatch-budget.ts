@@ -16,21 +16,76 @@ import { transitionStep } from '../transition-step.js';
 export const DEFAULT_MAX_REDISPATCHES = 3;
 
 /**
+ * Why a span as well as a count: three loops are evidence of a poison call only when each took the call's
+ * own time to fail. In a restart storm or a failover they do not: an attempt dies with its executor, or
+ * times out while a freshly started process warms up, and the lookup of a vendor that dedupes by key
+ * answers "not found" within its lag, so three re-dispatches can come and go in seconds. Measured in
+ * `pnpm simulate` (10,000 episodes of seed 20270, 6 December 2026, an executor SIGKILLed every 2.5 s):
+ * five Stripe steps of five runs spent the budget within 1.2 s of one another, each about 20 s after it
+ * was first sent, and went to a person although the next send would have been answered. So the harness
+ * gives up only once the step has been re-dispatched `SAGA_MAX_REDISPATCHES` times **and** the first of
+ * those re-dispatches is at least `SAGA_REDISPATCH_MIN_SPAN_MS` old (Postgres's clock). With a production
+ * tool timeout (tens of seconds) three loops take longer than the span, so the count alone decides, as
+ * before; only loops faster than that go on, until the span has passed.
+ */
+export const DEFAULT_REDISPATCH_MIN_SPAN_MS = 60_000;
+
+/**
+ * Why a cap: a call that kills its executor each time it runs (a poison payload) loops at the pace of the
+ * executors' liveness checks, seconds, and takes every other call in flight on the killed process with it.
+ * However young the first re-dispatch, the harness stops at this many times the budget.
+ */
+export const REDISPATCH_HARD_CAP_FACTOR = 3;
+
+/**
  * The re-dispatch budget, for the config schema of every role that re-dispatches (the API, the reconciler):
- * `baseConfigSchema.extend({ ..., ...redispatchBudgetConfig() })`, so both read one variable.
+ * `baseConfigSchema.extend({ ..., ...redispatchBudgetConfig() })`, so both read the same variables.
  */
 export const redispatchBudgetConfig = () => ({
   /** Re-dispatches of one step, each after a proof it never reached the system, before a person decides. */
   SAGA_MAX_REDISPATCHES: z.coerce.number().int().min(0).default(DEFAULT_MAX_REDISPATCHES),
+  /** How old the step's first re-dispatch must be before the budget above is spent (see the default). */
+  SAGA_REDISPATCH_MIN_SPAN_MS: z.coerce.number().int().min(0).default(DEFAULT_REDISPATCH_MIN_SPAN_MS),
 });
+
+/** The harness's re-dispatches of one step since a person last acted on it (see {@link countRedispatches}). */
+export interface RedispatchCount {
+  readonly count: number;
+  /** How long ago the first of them was made (Postgres's clock); 0 when there is none. */
+  readonly spanMs: number;
+}
+
+/** A budget: `SAGA_MAX_REDISPATCHES` and `SAGA_REDISPATCH_MIN_SPAN_MS` (default when absent). */
+export interface RedispatchBudget {
+  readonly maxRedispatches: number;
+  readonly minSpanMs?: number | undefined;
+}
+
+/**
+ * Whether the harness must stop re-dispatching: the one home of the rule (see
+ * {@link DEFAULT_REDISPATCH_MIN_SPAN_MS} and {@link REDISPATCH_HARD_CAP_FACTOR}). A budget of 0 never
+ * re-dispatches.
+ */
+export function redispatchBudgetSpent(c: RedispatchCount, b: RedispatchBudget): boolean {
+  if (c.count < b.maxRedispatches) return false;
+  return (
+    b.maxRedispatches === 0 ||
+    c.spanMs >= (b.minSpanMs ?? DEFAULT_REDISPATCH_MIN_SPAN_MS) ||
+    c.count >= REDISPATCH_HARD_CAP_FACTOR * b.maxRedispatches
+  );
+}
 
 /**
  * How many times the harness has re-dispatched this step (NOT_EXECUTED → INTENDED with no person as actor)
- * since a person last acted on it (any event of the step with an actor: an approval, a case resolved).
- * Locks the step's row first, so the count cannot change before the caller's decision commits. Reads
- * through `step_events_pkey (run_id, id)` (one run's events).
+ * since a person last acted on it (any event of the step with an actor: an approval, a case resolved), and
+ * how old the first of those is. Locks the step's row first, so the count cannot change before the
+ * caller's decision commits. Reads through `step_events_pkey (run_id, id)` (one run's events).
  */
-export async function countRedispatches(trx: SagaTrx, runId: string, stepIdx: number): Promise<number> {
+export async function countRedispatches(
+  trx: SagaTrx,
+  runId: string,
+  stepIdx: number,
+): Promise<RedispatchCount> {
   await trx
     .selectFrom('saga_log')
     .select('status')
@@ -38,8 +93,10 @@ export async function countRedispatches(trx: SagaTrx, runId: string, stepIdx: nu
     .where('step_idx', '=', stepIdx)
     .forUpdate()
     .executeTakeFirst();
-  const r = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM step_events e
+  const r = await sql<{ n: number; span_ms: number }>`
+    SELECT count(*)::int AS n,
+           coalesce(floor(extract(epoch FROM now() - min(e.at)) * 1000), 0)::float8 AS span_ms
+      FROM step_events e
      WHERE e.run_id = ${runId} AND e.step_idx = ${stepIdx}
        AND e.kind = ${StepEventKind.TRANSITION}
        AND e.from_status = ${StepStatus.NOT_EXECUTED} AND e.to_status = ${StepStatus.INTENDED}
@@ -48,7 +105,7 @@ export async function countRedispatches(trx: SagaTrx, runId: string, stepIdx: nu
                              WHERE p.run_id = ${runId} AND p.step_idx = ${stepIdx} AND p.actor IS NOT NULL), 0)`.execute(
     trx,
   );
-  return r.rows[0]?.n ?? 0;
+  return { count: r.rows[0]?.n ?? 0, spanMs: Number(r.rows[0]?.span_ms ?? 0) };
 }
 
 export interface GiveUpInput {

@@ -10,20 +10,24 @@ import { requestRenewal } from '../../review/approvals/request-renewal.js';
 import { RunNotRunningError } from '../../errors/errors.js';
 import { EXECUTING_RUN_STATUSES, type RunStatus } from '../../runs/run-status.js';
 import { StepStatus } from '../step-status.js';
-import { countRedispatches, giveUpRedispatching } from './redispatch-budget.js';
+import {
+  countRedispatches,
+  giveUpRedispatching,
+  redispatchBudgetSpent,
+  type RedispatchBudget,
+} from './redispatch-budget.js';
 import { enqueueNextDispatch } from '../../outbox/enqueue-next-dispatch.js';
 import { transitionStep } from '../transition-step.js';
 
 /**
  * Who sends a NOT_EXECUTED step again.
  * - `harness`: the reconciler or the API after a lookup proved absence, within the re-dispatch budget
- *   (`SAGA_MAX_REDISPATCHES`);
+ *   (`SAGA_MAX_REDISPATCHES`, `SAGA_REDISPATCH_MIN_SPAN_MS`: `redispatchBudgetSpent`);
  * - `person`: an operator who resolved the step's case `not_executed`. A person's re-dispatch is never
  *   capped, and the harness's count starts again after it (the person saw the evidence and chose to send).
  */
 export type RedispatchSender =
-  | { readonly kind: 'harness'; readonly maxRedispatches: number }
-  | { readonly kind: 'person'; readonly actor: string };
+  ({ readonly kind: 'harness' } & RedispatchBudget) | { readonly kind: 'person'; readonly actor: string };
 
 export interface RedispatchInput {
   readonly runId: string;
@@ -71,7 +75,8 @@ export type Redispatch =
  *
  * The re-dispatch budget lives here, once, for every caller (reconciler, the API's inline lookup and retry
  * intake): a step the harness has already re-dispatched `maxRedispatches` times (since a person last acted
- * on it), each time proven NOT_EXECUTED again, is a poison call, not bad luck; it goes to
+ * on it), each time proven NOT_EXECUTED again, the first of them at least `minSpanMs` ago (or three times
+ * the budget, however fast: `redispatchBudgetSpent`), is a poison call, not bad luck; it goes to
  * MANUAL_INTERVENTION with a case instead of looping forever. A run with an approved pivot stops
  * (MANUAL_INTERVENTION) at its next follow-up, as for any commit step that needs a person; any other run
  * stays as it is and its agent reads the step's MANUAL_INTERVENTION. The republish of an intent that Redis
@@ -109,8 +114,9 @@ export async function redispatchStep(trx: SagaTrx, r: RedispatchInput): Promise<
   }
   if (r.by.kind === 'harness') {
     // Counted under the step's row lock, taken by the caller's NOT_EXECUTED transition.
-    const redispatches = await countRedispatches(trx, r.runId, r.stepIdx);
-    if (redispatches >= r.by.maxRedispatches) {
+    const made = await countRedispatches(trx, r.runId, r.stepIdx);
+    if (redispatchBudgetSpent(made, r.by)) {
+      const redispatches = made.count;
       const row = await giveUpRedispatching(trx, {
         runId: r.runId,
         stepIdx: r.stepIdx,

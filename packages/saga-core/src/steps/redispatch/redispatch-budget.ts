@@ -22,7 +22,8 @@ export const DEFAULT_MAX_REDISPATCHES = 3;
  * answers "not found" within its lag, so three re-dispatches can come and go in seconds. Measured in
  * `pnpm simulate` (10,000 episodes of seed 20270, 6 December 2026, an executor SIGKILLed every 2.5 s):
  * five Stripe steps of five runs spent the budget within 1.2 s of one another, each about 20 s after it
- * was first sent, and went to a person although the next send would have been answered. So the harness
+ * was first sent, and went to a person although the next send would have been answered (with the span,
+ * the same episodes sent none). So the harness
  * gives up only once the step has been re-dispatched `SAGA_MAX_REDISPATCHES` times **and** the first of
  * those re-dispatches is at least `SAGA_REDISPATCH_MIN_SPAN_MS` old (Postgres's clock). With a production
  * tool timeout (tens of seconds) three loops take longer than the span, so the count alone decides, as

@@ -220,7 +220,10 @@ export class DuplicateOperationError extends ConflictError {
     return typeof i === 'number' ? i : undefined;
   }
 
-  /** The earlier step's status (CONFIRMED, INTENDED, UNKNOWN, AWAITING_APPROVAL, MANUAL_INTERVENTION). */
+  /**
+   * The earlier step's status: CONFIRMED, AWAITING_APPROVAL or MANUAL_INTERVENTION (a repeat of an INTENDED or
+   * UNKNOWN step is refused STEP_UNRESOLVED instead, until it settles).
+   */
   get earlierStatus(): string | undefined {
     const s = this.details.status;
     return typeof s === 'string' ? s : undefined;

@@ -357,7 +357,13 @@ describe('the fused forms of the inline executor write what the two writes they 
       outcomesOf('wf-delivered-one').map((o) => ({ ...o, deliver: true })),
       env.schema,
     );
-    expect(rows.map((r) => r.outcome_delivered)).toEqual([true, true, false]);
+    // RETURNING has no order: read the marks by step.
+    const byStep = [...rows].sort((a, b) => a.step_idx - b.step_idx);
+    expect(byStep.map((r) => [r.step_idx, r.outcome_delivered])).toEqual([
+      [0, true],
+      [1, true],
+      [2, false],
+    ]);
     const two = await written('wf-delivered-two');
     expect(two).toMatchObject({
       run: [{ cursor: 2 }],
@@ -396,7 +402,13 @@ describe('the fused forms of the inline executor write what the two writes they 
     release();
     await holder;
     expect(rows.map((r) => r.status)).toEqual(['CONFIRMED', 'FAILED', 'UNKNOWN']);
-    expect(rows.map((r) => r.outcome_delivered)).toEqual([true, true, false]);
+    // RETURNING has no order: read the marks by step.
+    const byStep = [...rows].sort((a, b) => a.step_idx - b.step_idx);
+    expect(byStep.map((r) => [r.step_idx, r.outcome_delivered])).toEqual([
+      [0, true],
+      [1, true],
+      [2, false],
+    ]);
     expect(await written('wf-delivered-held')).toMatchObject({ run: [{ cursor: 2, cursor_floor: 0 }] });
     expect(await version()).toBe(before);
   });

@@ -241,9 +241,19 @@ describe('calls on a bound run', () => {
   it('refuses a replanned duplicate on a bound run, unless the definition step is repeatable', async () => {
     await create({ runId: 'bound-dup', definition: { name: 'refund_and_reship' } });
     expect((await call('bound-dup', { tool: 'create_ticket', args: TICKET, stepIdx: 0 })).status).toBe(202);
+    // Step 0 is still on its way: the repeat waits for it (it may yet fail).
+    const early = await call('bound-dup', { tool: 'create_ticket', args: TICKET, stepIdx: 1 });
+    expect(early.status).toBe(409);
+    expect(early.body.error).toMatchObject({ code: 'STEP_UNRESOLVED', stepIdx: 0 });
+    await h.env.db
+      .updateTable('saga_log')
+      .set({ status: 'CONFIRMED', external_ref: 'SUP-1' })
+      .where('run_id', '=', 'bound-dup')
+      .where('step_idx', '=', 0)
+      .execute();
     const again = await call('bound-dup', { tool: 'create_ticket', args: TICKET, stepIdx: 1 });
     expect(again.status).toBe(409);
-    expect(again.body.error).toMatchObject({ code: 'DUPLICATE_OPERATION', stepIdx: 0 });
+    expect(again.body.error).toMatchObject({ code: 'DUPLICATE_OPERATION', stepIdx: 0, status: 'CONFIRMED' });
     expect(await h.written('bound-dup')).toMatchObject({ steps: 1 });
 
     await create({ runId: 'bound-repeat', definition: { name: 'ticket_notes' } });

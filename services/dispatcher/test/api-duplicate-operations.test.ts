@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken, stepKey } from '@agent-saga/core';
+import { createApiToken, StepStatus, stepKey, transitionStep } from '@agent-saga/core';
 import { countEffects } from '../../../test/fixtures/effect-tools.js';
 import {
   call,
@@ -95,15 +95,64 @@ describe.each([
     expect(await footprint(h, 'dup-next')).toEqual(before);
   });
 
-  it('refuses while the earlier step is still on its way (INTENDED), without an outcome', async () => {
+  it('answers a repeat of a step still on its way (INTENDED) STEP_UNRESOLVED naming it, without an outcome', async () => {
     const h = harness();
     await newRun(h, 'dup-inflight');
     await call(h, 'dup-inflight', { ...ticket('7'), stepIdx: 0 });
     const again = await call(h, 'dup-inflight', { ...ticket('7'), stepIdx: 1 });
     expect(again.status).toBe(409);
-    expect(again.body.error).toMatchObject({ code: 'DUPLICATE_OPERATION', stepIdx: 0, status: 'INTENDED' });
-    expect(again.body.error).not.toHaveProperty('externalRef');
+    expect(again.body.error).toMatchObject({ code: 'STEP_UNRESOLVED', stepIdx: 0 });
+    expect(again.body.error?.message).toContain('not known yet (INTENDED)');
+    expect(again.body.error).not.toHaveProperty('outcome');
     expect(await countRows(h, 'saga_log', 'dup-inflight')).toBe(1);
+  });
+
+  it('a repeat of an UNKNOWN step waits for it: refused as the duplicate once CONFIRMED, written once FAILED', async () => {
+    const h = harness();
+    for (const [runId, settles] of [
+      ['dup-unknown-ok', 'CONFIRMED'],
+      ['dup-unknown-failed', 'FAILED'],
+    ] as const) {
+      await newRun(h, runId);
+      await call(h, runId, { ...ticket('55'), stepIdx: 0 });
+      await executeStep(h, runId, 0, { to: 'UNKNOWN', effect: settles === 'CONFIRMED' });
+      const before = await footprint(h, runId);
+      // The charge of seed 20271 #3769: a resumed agent repeats step 0 while its outcome is unknown. Were it
+      // told DUPLICATE_OPERATION it would take the effect for done, and lose it when step 0 then failed.
+      const early = await call(h, runId, { ...ticket('55'), stepIdx: 1 });
+      expect(early.status).toBe(409);
+      expect(early.body.error).toMatchObject({ code: 'STEP_UNRESOLVED', stepIdx: 0 });
+      expect(early.body.error?.message).toContain('not known yet (UNKNOWN)');
+      expect(await footprint(h, runId)).toEqual(before);
+
+      // The reconciler settles step 0: found under its key, or refused under it.
+      await h.env.db.transaction().execute((trx) =>
+        transitionStep(trx, {
+          runId,
+          stepIdx: 0,
+          to: StepStatus[settles],
+          cause: 'test reconciler',
+          schema: h.env.schema,
+          patch:
+            settles === 'CONFIRMED'
+              ? { external_ref: 'NOTE-55', result: JSON.stringify({ ok: true }) }
+              : { error: JSON.stringify({ code: 'CLIENT_ERROR', message: 'no' }) },
+        }),
+      );
+      const late = await call(h, runId, { ...ticket('55'), stepIdx: 1 });
+      if (settles === 'CONFIRMED') {
+        expect(late.status).toBe(409);
+        expect(late.body.error).toMatchObject({
+          code: 'DUPLICATE_OPERATION',
+          stepIdx: 0,
+          status: 'CONFIRMED',
+        });
+        expect(await stepAt(h, runId, 1)).toBeUndefined();
+      } else {
+        expect(late.status).toBe(202);
+        expect(late.body).toMatchObject({ status: 'INTENDED', stepIdx: 1 });
+      }
+    }
   });
 
   it('lets another order, a repeatable tool and an earlier FAILED or NOT_EXECUTED step through', async () => {
@@ -265,7 +314,9 @@ describe('concurrent duplicates', () => {
     expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
     const refused = answers.find((a) => a.status === 409)!;
     const written = answers.find((a) => a.status === 202)!;
-    expect(refused.body.error).toMatchObject({ code: 'DUPLICATE_OPERATION', stepIdx: written.body.stepIdx });
+    // The written one is still on its way: the other waits for it (STEP_UNRESOLVED naming it).
+    expect(refused.body.error).toMatchObject({ code: 'STEP_UNRESOLVED', stepIdx: written.body.stepIdx });
+    expect(refused.body.error).not.toHaveProperty('outcome');
     expect(await countRows(grouped, 'saga_log', 'dup-burst')).toBe(1);
   });
 });

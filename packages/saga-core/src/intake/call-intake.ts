@@ -4,7 +4,7 @@ import { preparedAs } from '../db/prepared-statements.js';
 import type { RunRow, StepRow } from '../db/schema.js';
 import {
   BadRequestError,
-  DuplicateOperationError,
+  type DuplicateOperationError,
   IdempotencyMismatchError,
   PivotRequiredError,
   PivotStagedError,
@@ -31,6 +31,7 @@ import {
   operationIdentity,
   operationParams,
   parseEarlierOperation,
+  refusalOfRepeat,
   type EarlierOperation,
   type OperationIdentity,
 } from '../steps/intent/find-duplicate-operation.js';
@@ -140,7 +141,8 @@ export async function callIntake(trx: SagaTrx, req: IntakeRequest): Promise<Inta
   // is decided, even with an unknown step below it: the refusal writes nothing and carries the earlier
   // step's outcome, which is what its caller needs (an agent resuming from a transcript that lacks a
   // confirmed write, told only "step 0 is unknown", would try and give up; `pnpm simulate`). The unknown
-  // step still waits for its own retry: nothing new is written past it.
+  // step still waits for its own retry: nothing new is written past it. A repeat of a step whose own outcome
+  // is not known is refused STEP_UNRESOLVED naming that step (`refusalOfRepeat`): not a duplicate yet.
   if (!existing && target.duplicateOf && !definitionRepeats(req.definitions, run, req.tool))
     throw refuseDuplicate(req, targetIdx, target.duplicateOf);
   const resolution = resolveStep({
@@ -262,15 +264,15 @@ async function bindGoverned(trx: SagaTrx, req: IntakeRequest, run: RunRow): Prom
 }
 
 /**
- * The refusal of a new step at `stepIdx` that repeats the operation of step `earlier` (see core's
- * `findDuplicateOperation`), logged with both steps: nothing is written for it, so the log line (and the
- * calls metric's `outcome="DUPLICATE_OPERATION"`) is where it shows.
+ * The refusal of a new step at `stepIdx` that repeats the operation of step `earlier` (`refusalOfRepeat`:
+ * DUPLICATE_OPERATION, or STEP_UNRESOLVED while the earlier step's outcome is not known), logged with both
+ * steps: nothing is written for it, so the log line (and the calls metric's outcome) is where it shows.
  */
 function refuseDuplicate(
   req: IntakeRequest,
   stepIdx: number,
   earlier: EarlierOperation,
-): DuplicateOperationError {
+): DuplicateOperationError | StepUnresolvedError {
   req.log.warn(
     {
       runId: req.runId,
@@ -283,7 +285,7 @@ function refuseDuplicate(
     },
     'duplicate operation refused',
   );
-  return new DuplicateOperationError(req.tool.name, earlier);
+  return refusalOfRepeat(req.tool.name, earlier);
 }
 
 /** The plan of `req` at `stepIdx` (core's `planIntent`), the same for the grouped and the transaction intake. */

@@ -145,7 +145,8 @@ export interface ToolSpec<S extends AnyArgs = AnyArgs, R = unknown> {
    * Whether the same operation may legitimately happen more than once in one run (a second note, a second
    * email to the same person). Default false: a new step of this tool whose identity values (its whole
    * arguments, without `identity`) equal those of an earlier step of the run that may have taken effect
-   * (any status but FAILED, NOT_EXECUTED and REJECTED) is refused 409 DUPLICATE_OPERATION, writing nothing.
+   * (any status but FAILED, NOT_EXECUTED and REJECTED) is refused 409 DUPLICATE_OPERATION, writing nothing;
+   * while that earlier step's outcome is not known (INTENDED, UNKNOWN), 409 STEP_UNRESOLVED naming it.
    */
   readonly repeatable?: boolean;
   /**

@@ -1,10 +1,11 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { SagaDb, SagaTrx } from '../../db/connect.js';
+import { DuplicateOperationError, StepUnresolvedError } from '../../errors/errors.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import { readPath } from '../../tools/parse-args.js';
 import type { AnyTool } from '../../tools/define-tool.js';
 import { valuesOf } from '../../util/values-of.js';
-import { StepStatus } from '../step-status.js';
+import { StepStatus, UNRESOLVED_STEP_STATUSES } from '../step-status.js';
 
 /**
  * The rule against replanned duplicates, in one place for both intake forms (the intake transaction and the
@@ -25,6 +26,16 @@ import { StepStatus } from '../step-status.js';
  * before this call too. The rows are read by the primary key's range on `run_id` (the run's own rows, 20
  * for a 20-step run), so the check costs one index range scan and no new column or index. Pure tools have
  * no row and are never compared.
+ *
+ * How it is refused depends on whether the earlier step's outcome is known ({@link refusalOfRepeat}): a
+ * step that took effect or will (CONFIRMED, AWAITING_APPROVAL, MANUAL_INTERVENTION) answers 409
+ * DUPLICATE_OPERATION with its outcome: use it, do not do it again. A step still on its way or not known
+ * (INTENDED, UNKNOWN) answers 409 STEP_UNRESOLVED naming it: it may yet settle FAILED, and then this very
+ * call is the one that must be made, so "duplicate" would be a false answer. An agent told "duplicate" while
+ * the earlier charge was UNKNOWN took it for done, the charge then failed, and the run completed without
+ * one (`pnpm simulate`, seed 20271, a resumed agent). Told STEP_UNRESOLVED, it waits for that step (or
+ * retries it at its index, which looks it up by key) and calls again: refused as the duplicate once it is
+ * CONFIRMED, written once it FAILED. Either way nothing is written.
  *
  * A retry at the same index is not a new step: it keeps its own rule (identity changed → 409
  * IDEMPOTENCY_MISMATCH, else the step's outcome).
@@ -129,6 +140,25 @@ export interface EarlierOperation {
    * defaults, and a run view may redact them (the MCP gateway's replay of a re-issued call reads this).
    */
   readonly sameArgs: boolean;
+}
+
+/**
+ * The refusal of a new step of `tool` that repeats `earlier` (see the rule above): STEP_UNRESOLVED while the
+ * earlier step's outcome is not known (INTENDED, UNKNOWN), DUPLICATE_OPERATION otherwise.
+ */
+export function refusalOfRepeat(
+  tool: string,
+  earlier: EarlierOperation,
+): DuplicateOperationError | StepUnresolvedError {
+  if ((UNRESOLVED_STEP_STATUSES as readonly StepStatus[]).includes(earlier.status))
+    return new StepUnresolvedError(
+      earlier.stepIdx,
+      `${tool}: this operation was already called as step ${earlier.stepIdx} of this run, whose outcome is ` +
+        `not known yet (${earlier.status}); wait for that step to settle (call it again at stepIdx ` +
+        `${earlier.stepIdx} to learn it), then call again: refused as a duplicate if it took effect, ` +
+        'accepted if it failed',
+    );
+  return new DuplicateOperationError(tool, earlier);
 }
 
 /**

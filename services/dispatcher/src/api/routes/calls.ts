@@ -20,8 +20,9 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
           'sent, and the answer waits up to waitMs for the outcome. A retry of a step never sends new ' +
           'arguments downstream. A new step that repeats an earlier step of the run that may have taken ' +
           'effect (same tool, same identity arguments; a tool without `repeatable`) is refused 409 ' +
-          'DUPLICATE_OPERATION, writing nothing. On a governed run (a definition, a plan, a budget or ' +
-          '`approveMoneyAbove`) a new step is matched to the definition and checked against the plan and ' +
+          'DUPLICATE_OPERATION, writing nothing; while that earlier step is INTENDED or UNKNOWN (it may yet ' +
+          'fail, and then this call is the one to make) the refusal is 409 STEP_UNRESOLVED naming it. On a ' +
+          'governed run (a definition, a plan, a budget or `approveMoneyAbove`) a new step is matched to the definition and checked against the plan and ' +
           'budget, each refusal writing nothing; a call moving more than `approveMoneyAbove` is held for ' +
           'an approval (202 AWAITING_APPROVAL).',
         tags: ['calls'],
@@ -39,8 +40,9 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
           404: errorBody,
           409: errorBody.describe(
             'STEP_LIMIT (the run holds SAGA_MAX_STEPS_PER_RUN steps: a new step at its cursor is refused, ' +
-              '`limit`), STEP_CONFLICT (another tool holds stepIdx), STEP_UNRESOLVED (an earlier step is unresolved, or ' +
-              'its settled `outcome` was not yet seen), IDEMPOTENCY_MISMATCH (a retry changed identity ' +
+              '`limit`), STEP_CONFLICT (another tool holds stepIdx), STEP_UNRESOLVED (an earlier step is ' +
+              'unresolved, or is the same operation and not settled: `stepIdx`; or its settled `outcome` was ' +
+              'not yet seen), IDEMPOTENCY_MISMATCH (a retry changed identity ' +
               'arguments: `fields`), DUPLICATE_OPERATION (a new step repeats an earlier step that may have ' +
               'taken effect: its `stepIdx`, `status`, `idempotencyKey`, and `externalRef`/`result` when ' +
               'CONFIRMED), RUN_NOT_RUNNING, PIVOT_REQUIRED, PIVOT_STAGED; on a run bound to a definition: ' +

@@ -280,7 +280,7 @@ describe('the reconciler looks an UNKNOWN step up in its trace', () => {
           maxUnknownAgeMs: 3_600_000,
           backoffBaseMs: 100,
           backoffMaxMs: 1000,
-          maxRedispatches: 3,
+          redispatchBudget: { maxRedispatches: 3 },
         },
         logger,
       },

@@ -227,6 +227,7 @@ export {
   DEFAULT_REDISPATCH_MIN_SPAN_MS,
   REDISPATCH_HARD_CAP_FACTOR,
   redispatchBudgetConfig,
+  redispatchBudgetOf,
   redispatchBudgetSpent,
   type RedispatchBudget,
   type RedispatchCount,

@@ -71,7 +71,7 @@ const lookUp = (step: StepRow, tool: AnyTool) =>
     tool,
     step,
     recheckMs: 10,
-    maxRedispatches: 3,
+    redispatchBudget: { maxRedispatches: 3 },
     log,
   });
 

@@ -183,7 +183,7 @@ export async function reconcileOnce(
         maxUnknownAgeMs: 3_600_000,
         backoffBaseMs: 100,
         backoffMaxMs: 1_000,
-        maxRedispatches: 3,
+        redispatchBudget: { maxRedispatches: 3 },
       },
       logger: c.logger,
     },

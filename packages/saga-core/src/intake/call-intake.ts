@@ -35,6 +35,7 @@ import {
   type EarlierOperation,
   type OperationIdentity,
 } from '../steps/intent/find-duplicate-operation.js';
+import type { RedispatchBudget } from '../steps/redispatch/redispatch-budget.js';
 import { redispatchStep } from '../steps/redispatch/redispatch-step.js';
 import { StepEventKind } from '../steps/step-event-kind.js';
 import { StepStatus } from '../steps/step-status.js';
@@ -78,10 +79,11 @@ export interface IntakeRequest {
   readonly relayGraceMs: number;
   /** How long a held step waits for its approval (APPROVAL_TTL_MS). */
   readonly approvalTtlMs: number;
-  /** SAGA_MAX_REDISPATCHES: past it, a step proven absent goes to a person instead of being sent again. */
-  readonly maxRedispatches: number;
-  /** SAGA_REDISPATCH_MIN_SPAN_MS (see `redispatchBudgetSpent`); default `DEFAULT_REDISPATCH_MIN_SPAN_MS`. */
-  readonly redispatchMinSpanMs?: number | undefined;
+  /**
+   * SAGA_MAX_REDISPATCHES and SAGA_REDISPATCH_MIN_SPAN_MS (`redispatchBudgetSpent`): once spent, a step proven
+   * absent goes to a person instead of being sent again.
+   */
+  readonly redispatchBudget: RedispatchBudget;
   /**
    * SAGA_MAX_STEPS_PER_RUN: a run holds steps `0 … max - 1` (see `step-limit.ts`); default
    * {@link DEFAULT_MAX_STEPS_PER_RUN}. An explicit `stepIdx` or `dependsOn` entry past it is 400, a new step
@@ -408,7 +410,7 @@ async function retryStep(
         schema: req.schema,
         notifyRelay: !req.fastPath,
         relayGraceMs: req.fastPath ? req.relayGraceMs : 0,
-        by: { kind: 'harness', maxRedispatches: req.maxRedispatches, minSpanMs: req.redispatchMinSpanMs },
+        by: { kind: 'harness', ...req.redispatchBudget },
       });
       // Budget spent: the step is MANUAL_INTERVENTION with a case; the answer says so, nothing is sent.
       // Authority lapsed (awaiting-renewal): the step stays NOT_EXECUTED until a person renews it.

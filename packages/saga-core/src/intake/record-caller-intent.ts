@@ -155,8 +155,10 @@ export async function recordCallerIntent<DB>(
       fastPath: false,
       relayGraceMs: 0,
       approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
-      maxRedispatches: opts.maxRedispatches ?? DEFAULT_MAX_REDISPATCHES,
-      redispatchMinSpanMs: opts.redispatchMinSpanMs,
+      redispatchBudget: {
+        maxRedispatches: opts.maxRedispatches ?? DEFAULT_MAX_REDISPATCHES,
+        minSpanMs: opts.redispatchMinSpanMs,
+      },
       maxStepsPerRun: opts.maxStepsPerRun,
     });
     await sql`SELECT set_config('search_path', ${rows[0]!.previous}, true)`.execute(db);

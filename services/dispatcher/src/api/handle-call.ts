@@ -4,6 +4,7 @@ import {
   parseCallArgs,
   parseTraceparent,
   readRunCursor,
+  redispatchBudgetOf,
   requireDefinition,
   requireToolInDefinition,
   SETTLED_STEP_STATUSES,
@@ -89,6 +90,7 @@ export async function handleCall(
     'saga.run_id': runId,
     'saga.tool': tool.name,
   });
+  const redispatchBudget = redispatchBudgetOf(ctx.config);
   const request: IntakeRequest = {
     tenantId: principal.tenantId,
     runId,
@@ -105,8 +107,7 @@ export async function handleCall(
     fastPath: ctx.config.SAGA_FAST_PATH,
     approvalTtlMs: ctx.config.APPROVAL_TTL_MS,
     relayGraceMs: ctx.config.RELAY_GRACE_MS,
-    maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
-    redispatchMinSpanMs: ctx.config.SAGA_REDISPATCH_MIN_SPAN_MS,
+    redispatchBudget,
     maxStepsPerRun: ctx.config.SAGA_MAX_STEPS_PER_RUN,
   };
   // With inline execution, a call the grouped intake can take is written claimed by this process.
@@ -136,8 +137,7 @@ export async function handleCall(
             tool,
             step: intake.step,
             recheckMs: ctx.config.LOOKUP_RECHECK_MS,
-            maxRedispatches: ctx.config.SAGA_MAX_REDISPATCHES,
-            redispatchMinSpanMs: ctx.config.SAGA_REDISPATCH_MIN_SPAN_MS,
+            redispatchBudget,
             log,
           })),
           delivered: false,

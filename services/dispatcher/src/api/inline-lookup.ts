@@ -16,6 +16,7 @@ import {
   type Logger,
   type SagaDb,
   type LookupSettlement,
+  type RedispatchBudget,
   type SagaTrx,
   type StepRow,
 } from '@agent-saga/core';
@@ -29,10 +30,8 @@ export interface LookupRequest {
   readonly step: StepRow;
   /** Pause before a "not found" is checked once more (search indexes lag). */
   readonly recheckMs: number;
-  /** SAGA_MAX_REDISPATCHES: past it, a step proven absent goes to a person instead of being sent again. */
-  readonly maxRedispatches: number;
-  /** SAGA_REDISPATCH_MIN_SPAN_MS (see `redispatchBudgetSpent`); default `DEFAULT_REDISPATCH_MIN_SPAN_MS`. */
-  readonly redispatchMinSpanMs?: number | undefined;
+  /** Once spent (core's `redispatchBudgetSpent`), a step proven absent goes to a person, not sent again. */
+  readonly redispatchBudget: RedispatchBudget;
   readonly log: Logger;
 }
 
@@ -156,7 +155,7 @@ async function settle(req: LookupRequest, log: Logger, settled: LookupSettlement
             v.kind === 'absent'
               ? 'retry call: re-dispatch after the lookup proved absence'
               : 'retry call: re-dispatch under the same key (the vendor dedupes by key)',
-          by: { kind: 'harness', maxRedispatches: req.maxRedispatches, minSpanMs: req.redispatchMinSpanMs },
+          by: { kind: 'harness', ...req.redispatchBudget },
         });
         if (redispatch.kind === 'budget-spent') {
           log.warn(

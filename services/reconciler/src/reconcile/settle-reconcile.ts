@@ -17,6 +17,7 @@ import {
   verdictForRun,
   type LookupObservation,
   type LookupVerdict,
+  type RedispatchBudget,
   type SagaDb,
   type SagaTrx,
   type StepRow,
@@ -31,10 +32,11 @@ export interface RetryPolicy {
   readonly maxUnknownAgeMs: number;
   readonly backoffBaseMs: number;
   readonly backoffMaxMs: number;
-  /** Re-dispatches of a step proven NOT_EXECUTED before it goes to a person (`SAGA_MAX_REDISPATCHES`). */
-  readonly maxRedispatches: number;
-  /** How old the first of them must be first (`SAGA_REDISPATCH_MIN_SPAN_MS`; default in core). */
-  readonly redispatchMinSpanMs?: number | undefined;
+  /**
+   * Re-dispatches of a step proven NOT_EXECUTED before it goes to a person (`SAGA_MAX_REDISPATCHES`, once the
+   * first is `SAGA_REDISPATCH_MIN_SPAN_MS` old: core's `redispatchBudgetSpent`).
+   */
+  readonly redispatchBudget: RedispatchBudget;
 }
 
 export interface SettleInput {
@@ -199,8 +201,7 @@ export async function settleReconcile(s: SettleInput): Promise<SettleResult> {
           detail: { reconciler: s.owner },
           by: {
             kind: 'harness',
-            maxRedispatches: s.policy.maxRedispatches,
-            minSpanMs: s.policy.redispatchMinSpanMs,
+            ...s.policy.redispatchBudget,
           },
         });
         if (r.kind === 'budget-spent')

@@ -49,6 +49,14 @@ export const redispatchBudgetConfig = () => ({
   SAGA_REDISPATCH_MIN_SPAN_MS: z.coerce.number().int().min(0).default(DEFAULT_REDISPATCH_MIN_SPAN_MS),
 });
 
+/** The budget a role's parsed config gives (the variables of {@link redispatchBudgetConfig}). */
+export function redispatchBudgetOf(config: {
+  readonly SAGA_MAX_REDISPATCHES: number;
+  readonly SAGA_REDISPATCH_MIN_SPAN_MS: number;
+}): RedispatchBudget {
+  return { maxRedispatches: config.SAGA_MAX_REDISPATCHES, minSpanMs: config.SAGA_REDISPATCH_MIN_SPAN_MS };
+}
+
 /** The harness's re-dispatches of one step since a person last acted on it (see {@link countRedispatches}). */
 export interface RedispatchCount {
   readonly count: number;

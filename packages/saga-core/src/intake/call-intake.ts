@@ -275,11 +275,13 @@ function refuseDuplicate(
   stepIdx: number,
   earlier: EarlierOperation,
 ): DuplicateOperationError | StepUnresolvedError {
+  const refusal = refusalOfRepeat(req.tool.name, earlier);
   req.log.warn(
     {
       runId: req.runId,
       stepIdx,
       tool: req.tool.name,
+      code: refusal.code,
       duplicateOf: earlier.stepIdx,
       duplicateStatus: earlier.status,
       duplicateKey: earlier.idempotencyKey,
@@ -287,7 +289,7 @@ function refuseDuplicate(
     },
     'duplicate operation refused',
   );
-  return refusalOfRepeat(req.tool.name, earlier);
+  return refusal;
 }
 
 /** The plan of `req` at `stepIdx` (core's `planIntent`), the same for the grouped and the transaction intake. */

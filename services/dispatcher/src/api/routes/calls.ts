@@ -22,9 +22,9 @@ export const callRoutes: FastifyPluginAsyncZod<{ ctx: CallContext }> = (app, { c
           'effect (same tool, same identity arguments; a tool without `repeatable`) is refused 409 ' +
           'DUPLICATE_OPERATION, writing nothing; while that earlier step is INTENDED or UNKNOWN (it may yet ' +
           'fail, and then this call is the one to make) the refusal is 409 STEP_UNRESOLVED naming it. On a ' +
-          'governed run (a definition, a plan, a budget or `approveMoneyAbove`) a new step is matched to the definition and checked against the plan and ' +
-          'budget, each refusal writing nothing; a call moving more than `approveMoneyAbove` is held for ' +
-          'an approval (202 AWAITING_APPROVAL).',
+          'governed run (a definition, a plan, a budget or `approveMoneyAbove`) a new step is matched to the ' +
+          'definition and checked against the plan and budget, each refusal writing nothing; a call moving ' +
+          'more than `approveMoneyAbove` is held for an approval (202 AWAITING_APPROVAL).',
         tags: ['calls'],
         security: [{ bearer: [] }],
         params: runIdParams,

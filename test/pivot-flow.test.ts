@@ -276,7 +276,11 @@ describe('the pivot, end to end', () => {
       operator,
     );
     expect(ok.status).toBe(200);
-    const sent = await callUntilSettled(() => h.saga.run('held-send').call('send_email', { ...EMAIL, vars }));
+    // A retry of the held step at its index (0): a fresh run handle reads the log, and once the approved
+    // send is CONFIRMED it is no longer open there, so the handle would take the call for a new step.
+    const sent = await callUntilSettled(() =>
+      h.saga.call('held-send', 'send_email', { ...EMAIL, vars }, { stepIdx: held.body.stepIdx as number }),
+    );
     expect(sent.status).toBe('CONFIRMED');
     const emailsBefore = h.sandbox.admin.ledger().email.emails.length;
 

@@ -1,8 +1,8 @@
 /**
  * Plays every episode against one harness and grades them: the episodes' customers and orders seeded in
  * the harness's own sandbox, each episode's faults armed as it starts (scoped to its tag, so episodes in
- * flight together never share one), `concurrency` episodes at a time, then the ledger read once at the
- * end and every episode graded from it.
+ * flight together never share one), as many at a time as its {@link Lanes} allow, then the ledger read
+ * once at the end and every episode graded from it.
  */
 import type { RunningSandbox } from '@agent-saga/sandbox';
 import { sleep } from '../../../test/soak/seeded-random.js';
@@ -13,6 +13,7 @@ import type { FollowerPace } from './follow-leader-pace.js';
 import { partitionLedger, partOf } from './partition-ledger.js';
 import { playAgent } from './play-agent.js';
 import type { GradedEpisode } from './summarize-grades.js';
+import type { Lanes } from './size-lanes-to-machine.js';
 import type { PortFactory } from './tool-port.js';
 
 /**
@@ -40,7 +41,8 @@ export function seedEpisodes(sandbox: RunningSandbox, episodes: readonly Episode
 export interface HarnessRun {
   readonly sandbox: RunningSandbox;
   readonly port: PortFactory;
-  readonly concurrency: number;
+  /** How many episodes may be in flight at once (fixed, or sized to the machine as the run goes). */
+  readonly lanes: Lanes;
   /** Run ids with an open case (agent-saga); none for the naive harness. */
   readonly openCases?: (episodes: readonly Episode[]) => Promise<ReadonlySet<number>>;
   readonly progress?: (done: number) => void;
@@ -98,25 +100,42 @@ async function playOne(episode: Episode, run: HarnessRun): Promise<Played> {
   };
 }
 
-/** Plays `episodes` (at most `concurrency` at once) and grades each from the sandbox's ledger. */
+/**
+ * Plays `episodes` in order, each once its pace lets it and a lane is free, and grades each from the
+ * sandbox's ledger. The first episode that fails to play (the harness, not the agent) fails the run once
+ * those in flight have ended.
+ */
 export async function runHarness(
   episodes: readonly Episode[],
   run: HarnessRun,
 ): Promise<readonly GradedEpisode[]> {
   seedEpisodes(run.sandbox, episodes);
   const played: Played[] = new Array<Played>(episodes.length);
-  let next = 0;
+  const inFlight: Promise<void>[] = [];
+  let failure: { readonly error: unknown } | undefined;
   let done = 0;
-  const lane = async () => {
-    for (let i = next++; i < episodes.length; i = next++) {
-      await run.pace?.wait(i);
-      run.started?.(i + 1);
-      played[i] = await playOne(episodes[i]!, run);
-      done += 1;
-      run.progress?.(done);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(run.concurrency, episodes.length) }, lane));
+  for (let i = 0; i < episodes.length && !failure; i++) {
+    await run.pace?.wait(i);
+    const ticket = await run.lanes.acquire();
+    run.started?.(i + 1);
+    const startedAt = Date.now();
+    inFlight.push(
+      playOne(episodes[i]!, run).then(
+        (p) => {
+          played[i] = p;
+          run.lanes.release(ticket, p.record.settledMs);
+          done += 1;
+          run.progress?.(done);
+        },
+        (error: unknown) => {
+          run.lanes.release(ticket, Date.now() - startedAt);
+          failure ??= { error };
+        },
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  if (failure) throw failure.error;
   const quietAt = Math.max(0, ...played.map((p) => p.quietAt));
   await sleep(Math.max(0, quietAt - Date.now()));
   const parts = partitionLedger(run.sandbox.admin.ledger());

@@ -13,6 +13,7 @@ import { createLeaderPace, UNPACED, type FollowerPace } from './follow-leader-pa
 import { argumentHashKey, createNaiveToolbox, naivePort } from './naive-harness.js';
 import { runNaiveInOwnProcess } from './naive-in-own-process.js';
 import { runHarness } from './run-harness.js';
+import { adaptiveLanes, describeLanes, fixedLanes, type Lanes } from './size-lanes-to-machine.js';
 import { SEARCH_LAG_MS, STRIPE_TIMEOUT_MS } from './sim-timings.js';
 import { Harness, type SimulateOptions } from './simulate-options.js';
 import { summarize, type GradedEpisode, type SimulationSummary } from './summarize-grades.js';
@@ -44,13 +45,14 @@ export async function runNaive(
     STRIPE_TIMEOUT_MS: String(STRIPE_TIMEOUT_MS),
   };
   const box = createNaiveToolbox(env, options.databaseUrl);
+  const lanes = lanesOf(options);
   try {
     return await runHarness(episodes, {
       sandbox,
       port: (e) => naivePort(box, e),
       lookupKeyOf: (e, w) => argumentHashKey(e.writes[w]?.tool ?? '', e.writes[w]?.args(1, false)),
-      concurrency: options.concurrency,
-      progress: progressLine('naive', episodes.length, say),
+      lanes,
+      progress: progressLine('naive', episodes.length, lanes, say),
       pace,
     });
   } finally {
@@ -80,6 +82,7 @@ async function runAgentSaga(
     keepLog: options.keepLog,
     say,
   }).finally(started);
+  const lanes = lanesOf(options);
   try {
     return await runHarness(episodes, {
       sandbox: stack.sandbox,
@@ -87,15 +90,16 @@ async function runAgentSaga(
       // The step's key, as the dispatcher derives it: the write's index is its step index, unless a
       // parallel call took the index first (then the stale read never fires: a plain misleading 500).
       lookupKeyOf: (e, w) => stepKey(runIdOf(e), w, e.writes[w]?.tool ?? '', null),
-      concurrency: options.concurrency,
+      lanes,
       async openCases(list) {
         const open = await stack.openCases(list.map(runIdOf));
         return new Set(list.filter((e) => open.has(runIdOf(e))).map((e) => e.index));
       },
-      progress: progressLine('agent-saga', episodes.length, say),
+      progress: progressLine('agent-saga', episodes.length, lanes, say),
       ...(episodesStarted ? { started: episodesStarted } : {}),
     });
   } finally {
+    say(`  agent-saga ${describeLanes(lanes)}`);
     await stack.close();
   }
 }
@@ -115,11 +119,21 @@ function eventLoopLine(lag: IntervalHistogram): string {
     : line;
 }
 
-/** A line every tenth of the run (and at the end). */
-function progressLine(name: string, total: number, say: (l: string) => void) {
+/**
+ * The lanes a harness plays in: sized to the machine unless the run fixed them. A naive harness that
+ * follows agent-saga's pace is told the bound as a fixed number (naive-in-own-process.ts) and so never
+ * starts more than agent-saga has.
+ */
+function lanesOf(options: SimulateOptions): Lanes {
+  return options.adaptiveLanes ? adaptiveLanes(options.concurrency) : fixedLanes(options.concurrency);
+}
+
+/** A line every tenth of the run (and at the end), with the lanes in flight. */
+function progressLine(name: string, total: number, lanes: Lanes, say: (l: string) => void) {
   const every = Math.max(1, Math.floor(total / 10));
   return (done: number) => {
-    if (done % every === 0 || done === total) say(`  ${name}: ${done}/${total} episodes`);
+    if (done % every === 0 || done === total)
+      say(`  ${name}: ${done}/${total} episodes (${lanes.limit} in flight)`);
   };
 }
 

@@ -20,11 +20,12 @@ export const HARNESSES: readonly Harness[] = Object.values(Harness);
 export const MAX_CONCURRENCY = 128;
 
 /**
- * Why 64 episodes in flight by default: an episode mostly waits (tool timeouts of 3 s, Jira's 14 s commit
- * horizon, the search lag), so more in flight means more episodes an hour until the CPU is the bound. On
- * this 2-core machine under other work, 64 gave 0.09–0.27 s of wall time per episode for both harnesses
- * (12 gave 0.57 s, 32 gave 0.26–0.40 s); 10,000 took 15.6 minutes at a load of 5, with no duplicate and
- * no lost effect for agent-saga; at 96 the episodes an hour fell and settle times tripled.
+ * Why at most 64 in flight when the lanes follow the machine (the default): an episode mostly waits (tool
+ * timeouts of 3 s, Jira's 14 s commit horizon, the search lag), so more in flight means more episodes an
+ * hour until the CPU is the bound. On a fast 2-core machine 64 gave 0.09–0.27 s of wall time per episode
+ * for both harnesses (32 gave 0.26–0.40 s); 10,000 took 15.6–32 minutes; at 96 the episodes an hour fell and
+ * settle times tripled. A slower machine reaches its knee sooner (size-lanes-to-machine.ts), which is why
+ * the lanes are sized as the run goes, below this bound, unless `--concurrency C` fixes them.
  */
 export const DEFAULT_CONCURRENCY = 64;
 
@@ -33,7 +34,8 @@ export const SIMULATE_USAGE =
   '  --episodes N     how many seeded episodes (default 200)\n' +
   '  --seed S         seed of the episodes (default: time-based, printed); same seed, same episodes\n' +
   '  --harness H      agent-saga, naive or both (default both): which harnesses play the episodes\n' +
-  `  --concurrency C  episodes in flight at once per harness (default ${DEFAULT_CONCURRENCY})\n` +
+  `  --concurrency C  episodes in flight at once per harness, fixed; default auto: sized to the machine as\n` +
+  `                   the run goes (from its settle times), up to ${DEFAULT_CONCURRENCY}\n` +
   '  --json           print one JSON object (totals, byFaultMode, byPolicy) instead of the tables\n' +
   "  --keep-log       keep agent-saga's saga log (its schema, named on stderr) to read the episodes after\n" +
   '  --only I,J       play only these episodes of the seed (their indices, as the listings name them: #828)';
@@ -47,7 +49,10 @@ export interface SimulateOptions {
   readonly episodes: number;
   readonly seed: number;
   readonly harnesses: readonly Harness[];
+  /** Episodes in flight at once per harness: the bound, when `adaptiveLanes`; else the fixed number. */
   readonly concurrency: number;
+  /** Size the lanes to the machine as the run goes, up to `concurrency` (size-lanes-to-machine.ts). */
+  readonly adaptiveLanes: boolean;
   readonly json: boolean;
   /** Keep the agent-saga harness's schema (the saga log of every episode) instead of dropping it. */
   readonly keepLog: boolean;
@@ -67,7 +72,7 @@ const flagsSchema = z.object({
   '--episodes': positiveInt(100_000).default(200),
   '--seed': z.coerce.number().int().min(1).max(0xffff_ffff).optional(),
   '--harness': z.enum(['agent-saga', 'naive', 'both']).default('both'),
-  '--concurrency': positiveInt(MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
+  '--concurrency': z.union([z.literal('auto'), positiveInt(MAX_CONCURRENCY)]).default('auto'),
   '--json': z.boolean().default(false),
   '--keep-log': z.boolean().default(false),
   '--only': z
@@ -123,7 +128,8 @@ export function parseSimulateOptions(
     ...(f['--only'] ? { only: f['--only'] } : {}),
     seed: f['--seed'] ?? (Date.now() % 1_000_000) + 1,
     harnesses,
-    concurrency: f['--concurrency'],
+    concurrency: f['--concurrency'] === 'auto' ? DEFAULT_CONCURRENCY : f['--concurrency'],
+    adaptiveLanes: f['--concurrency'] === 'auto',
     json: f['--json'],
     keepLog: f['--keep-log'],
     databaseUrl: env.data.DATABASE_URL,

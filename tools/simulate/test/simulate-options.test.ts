@@ -7,7 +7,7 @@ const parse = (argv: string[], e: Record<string, string | undefined> = env) =>
   parseSimulateOptions(argv, '/nonexistent', e);
 
 describe('simulate options', () => {
-  it('defaults to 200 episodes on both harnesses, 64 in flight', () => {
+  it('defaults to 200 episodes on both harnesses, lanes sized to the machine up to 64 in flight', () => {
     const o = parse([]);
     expect(o).toMatchObject({
       episodes: 200,
@@ -15,11 +15,13 @@ describe('simulate options', () => {
       json: false,
       keepLog: false,
       concurrency: 64,
+      adaptiveLanes: true,
     });
+    expect(parse(['--concurrency', 'auto'])).toMatchObject({ concurrency: 64, adaptiveLanes: true });
   });
 
   it('takes up to 128 episodes in flight', () => {
-    expect(parse(['--concurrency', '128']).concurrency).toBe(128);
+    expect(parse(['--concurrency', '128'])).toMatchObject({ concurrency: 128, adaptiveLanes: false });
     expect(() => parse(['--concurrency', '129'])).toThrow('--concurrency');
   });
 
@@ -34,6 +36,7 @@ describe('simulate options', () => {
       harnesses: ['naive'],
       json: true,
       concurrency: 4,
+      adaptiveLanes: false,
       keepLog: true,
     });
   });
@@ -52,6 +55,7 @@ describe('simulate options', () => {
     [['--seed', '-1'], '--seed'],
     [['--harness', 'fast'], '--harness'],
     [['--concurrency', '1000'], '--concurrency'],
+    [['--concurrency', 'fast'], '--concurrency'],
     [['--episodes'], '--episodes'],
     [['--verbose'], '--verbose'],
   ])('refuses %j naming %s', (argv, flag) => {

@@ -13,7 +13,13 @@ import { createLeaderPace, UNPACED, type FollowerPace } from './follow-leader-pa
 import { argumentHashKey, createNaiveToolbox, naivePort } from './naive-harness.js';
 import { runNaiveInOwnProcess } from './naive-in-own-process.js';
 import { runHarness } from './run-harness.js';
-import { adaptiveLanes, describeLanes, fixedLanes, type Lanes } from './size-lanes-to-machine.js';
+import {
+  adaptiveLanes,
+  describeLaneChange,
+  describeLanes,
+  fixedLanes,
+  type Lanes,
+} from './size-lanes-to-machine.js';
 import { SEARCH_LAG_MS, STRIPE_TIMEOUT_MS } from './sim-timings.js';
 import { Harness, type SimulateOptions } from './simulate-options.js';
 import { summarize, type GradedEpisode, type SimulationSummary } from './summarize-grades.js';
@@ -45,7 +51,7 @@ export async function runNaive(
     STRIPE_TIMEOUT_MS: String(STRIPE_TIMEOUT_MS),
   };
   const box = createNaiveToolbox(env, options.databaseUrl);
-  const lanes = lanesOf(options);
+  const lanes = lanesOf(options, 'naive', say);
   try {
     return await runHarness(episodes, {
       sandbox,
@@ -82,7 +88,7 @@ async function runAgentSaga(
     keepLog: options.keepLog,
     say,
   }).finally(started);
-  const lanes = lanesOf(options);
+  const lanes = lanesOf(options, 'agent-saga', say);
   try {
     return await runHarness(episodes, {
       sandbox: stack.sandbox,
@@ -124,8 +130,10 @@ function eventLoopLine(lag: IntervalHistogram): string {
  * follows agent-saga's pace is told the bound as a fixed number (naive-in-own-process.ts) and so never
  * starts more than agent-saga has.
  */
-function lanesOf(options: SimulateOptions): Lanes {
-  return options.adaptiveLanes ? adaptiveLanes(options.concurrency) : fixedLanes(options.concurrency);
+function lanesOf(options: SimulateOptions, name: string, say: (l: string) => void): Lanes {
+  return options.adaptiveLanes
+    ? adaptiveLanes(options.concurrency, (d) => say(`  ${name}: ${describeLaneChange(d)}`))
+    : fixedLanes(options.concurrency);
 }
 
 /** A line every tenth of the run (and at the end), with the lanes in flight. */

@@ -16,7 +16,7 @@
  * time (the unsettled ranked slowest) is compared with the **base**, the least cohort median seen (aged a
  * little at each decision, so one cohort of easy episodes does not hold the base down for the whole run):
  * near the base, the machine has room (add lanes); far above it, episodes are queueing for a core (shed
- * lanes); between, hold. A cohort, not the last N to settle: right after a change the first to settle are
+ * lanes); between, hold. Past an absolute bound the lanes never grow, and shed, whatever the base. A cohort, not the last N to settle: right after a change the first to settle are
  * the short episodes, which would read every change as a success.
  */
 
@@ -57,6 +57,16 @@ export interface Lanes {
 }
 
 /**
+ * Why these bounds, whatever the base: an eager agent gives a write 20 s (play-agent.ts), and a cohort
+ * median past 10 s means the slower half of the episodes is near that budget. On the slower machine 32 in
+ * flight settled in 9.4 s (every episode that could succeed, once), 48 in 14.4 s, 64 in 19.5 s (99.64 %;
+ * over 10,000 episodes 21.1 s and 81.89 %). The base alone can miss it: if the first cohorts were slow (a
+ * mix heavy in Jira horizons, the roles still warming up), "near the base" is already past the knee.
+ */
+const GROW_ONLY_BELOW_MS = 10_000;
+const SHRINK_PAST_MS = 14_000;
+
+/**
  * Why these ratios: unloaded, a cohort's median swings ±15–20 % with the mix of its episodes (which fault
  * modes, which workflows), so "near the base" must tolerate that: up to 1.5× it adds a third more lanes.
  * On the slower machine 32 in flight settled at about 1.5× what 16 did and 64 at 3×, with the same
@@ -85,12 +95,16 @@ export const ADAPTIVE_START = 16;
 export const ADAPTIVE_MIN = 8;
 export const ADAPTIVE_COHORT = 32;
 
-export function adaptiveLanes(max: number): Lanes {
+export function adaptiveLanes(max: number, onChange?: (d: LaneDecision) => void): Lanes {
   const start = Math.min(ADAPTIVE_START, max);
-  return createLanes({ min: Math.min(ADAPTIVE_MIN, start), start, max, cohort: ADAPTIVE_COHORT });
+  return createLanes({ min: Math.min(ADAPTIVE_MIN, start), start, max, cohort: ADAPTIVE_COHORT }, onChange);
 }
 
-export function createLanes(sizing: LaneSizing, now: () => number = Date.now): Lanes {
+export function createLanes(
+  sizing: LaneSizing,
+  onChange?: (d: LaneDecision) => void,
+  now: () => number = Date.now,
+): Lanes {
   let limit = sizing.start;
   let inFlight = 0;
   const waiting: (() => void)[] = [];
@@ -120,9 +134,15 @@ export function createLanes(sizing: LaneSizing, now: () => number = Date.now): L
     const median = times[Math.floor(sizing.cohort / 2)] ?? times.at(-1) ?? 0;
     base = base === undefined ? median : Math.min(base * BASE_AGES_BY, median);
     const from = limit;
-    if (median <= base * GROW_BELOW) limit = Math.min(sizing.max, Math.ceil(limit * GROW_BY));
-    else if (median >= base * SHRINK_ABOVE) limit = Math.max(sizing.min, Math.floor(limit * SHRINK_BY));
-    if (limit !== from) decisions.push({ at: now(), medianMs: median, baseMs: base, from, to: limit });
+    if (median >= base * SHRINK_ABOVE || median >= SHRINK_PAST_MS)
+      limit = Math.max(sizing.min, Math.floor(limit * SHRINK_BY));
+    else if (median <= base * GROW_BELOW && median <= GROW_ONLY_BELOW_MS)
+      limit = Math.min(sizing.max, Math.ceil(limit * GROW_BY));
+    if (limit !== from) {
+      const decision = { at: now(), medianMs: median, baseMs: base, from, to: limit };
+      decisions.push(decision);
+      onChange?.(decision);
+    }
     cohortId += 1;
     cohortStarted = 0;
     settled.length = 0;
@@ -151,6 +171,14 @@ export function createLanes(sizing: LaneSizing, now: () => number = Date.now): L
     },
     decisions,
   };
+}
+
+/** One change of the lanes, as the run prints it. */
+export function describeLaneChange(d: LaneDecision): string {
+  return (
+    `lanes ${d.from} → ${d.to} (cohort median ${(d.medianMs / 1000).toFixed(1)} s, ` +
+    `least ${(d.baseMs / 1000).toFixed(1)} s)`
+  );
 }
 
 /** One line on how the lanes moved over a run: where they started, ended, and their range. */

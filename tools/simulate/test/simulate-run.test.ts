@@ -5,9 +5,9 @@
  * same episodes, must duplicate under a fault that makes a blind retry double (so broken grading, which
  * would count nothing, fails here too).
  *
- * Why 200 episodes (the issue's CI run) at the default 64 in flight: episodes mostly wait (tool timeouts,
- * Jira's commit horizon), so 64 at once play 200 in about the time 16 at once played 80 (52–69 s); with
- * every fault mode and policy drawn a dozen times or more. See docs/simulation.md ("CI") for the times
+ * Why 200 episodes (the issue's CI run) in the default lanes (from 16 in flight, sized to the machine up to
+ * 64): episodes mostly wait (tool timeouts, Jira's commit horizon), so 64 at once play 200 in about the time
+ * 16 at once played 80 (52–69 s); with every fault mode and policy drawn a dozen times or more. See docs/simulation.md ("CI") for the times
  * measured on this 2-core machine shared with other work.
  */
 import { spawn } from 'node:child_process';
@@ -43,7 +43,7 @@ describe('pnpm simulate, short', () => {
   });
 
   it(`plays ${EPISODES} episodes on both harnesses: agent-saga without a duplicate or a lost effect, the naive harness duplicating`, async () => {
-    // The default concurrency (64): CI plays the episodes as `pnpm simulate` does.
+    // The default lanes (sized to the machine): CI plays the episodes as `pnpm simulate` does.
     const r = await simulate(['--episodes', String(EPISODES), '--seed', String(SEED), '--json']);
     expect(r.code, r.stderr.slice(-4_000)).toBe(0);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '') as SimulationSummary;

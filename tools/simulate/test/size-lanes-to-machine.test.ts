@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   adaptiveLanes,
   createLanes,
+  describeLaneChange,
   describeLanes,
   fixedLanes,
   type LaneTicket,
@@ -82,6 +83,23 @@ describe('lanes sized to the machine', () => {
     expect(lanes.limit).toBe(30);
     await playCohort(lanes, 32, () => 4_000);
     expect(lanes.limit).toBe(40);
+  });
+
+  it('never grows past a 10 s median, and sheds past 14 s, however slow the first cohorts were', async () => {
+    const changes: string[] = [];
+    const lanes = adaptiveLanes(64, (d) => changes.push(describeLaneChange(d)));
+    await playCohort(lanes, 32, () => 9_000);
+    expect(lanes.limit).toBe(22);
+    // Within 1.5× the least seen, but past 10 s: hold.
+    await playCohorts(lanes, 2, () => 11_000);
+    expect(lanes.limit).toBe(22);
+    // Within 1.9× the least seen (aged 2 % a cohort since), but past 14 s: shed.
+    await playCohort(lanes, 32, () => 15_000);
+    expect(lanes.limit).toBe(16);
+    expect(changes).toEqual([
+      'lanes 16 → 22 (cohort median 9.0 s, least 9.0 s)',
+      'lanes 22 → 16 (cohort median 15.0 s, least 9.6 s)',
+    ]);
   });
 
   it('judges a cohort only by the episodes started in it, once most of them have settled', async () => {

@@ -66,6 +66,8 @@ export interface EpisodeRecord {
   readonly settledMs: number;
   /** The fault modes of the episode whose sandbox faults all hit a request (a fault may find no request). */
   readonly firedModes: readonly FaultMode[];
+  /** A real model was the agent (`--real-model`), not the scripted one: its policy mix was not played. */
+  readonly byModel?: boolean;
   /** What the agent noted (a crash, why it gave up): read when an episode is listed, never graded. */
   readonly notes?: readonly string[];
 }

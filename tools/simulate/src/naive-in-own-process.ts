@@ -70,6 +70,8 @@ export async function runNaiveInOwnProcess(
     ...['--concurrency', String(options.concurrency)],
     // The same episodes as the agent-saga harness: the listed ones, when the run names them.
     ...(options.only ? ['--only', options.only.join(',')] : []),
+    // The same episodes for the model (the child reads OPENAI_API_KEY and OPENAI_MODEL from the same env).
+    ...(options.realModel ? ['--real-model', String(options.realModel.episodes)] : []),
   ];
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
     (done, fail) => {

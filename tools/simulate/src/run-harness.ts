@@ -12,6 +12,7 @@ import { gradeEpisode, type EpisodeRecord } from './grade-episode.js';
 import type { FollowerPace } from './follow-leader-pace.js';
 import { partitionLedger, partOf } from './partition-ledger.js';
 import { playAgent } from './play-agent.js';
+import { playModelAgent, type ModelAgent } from './play-model-agent.js';
 import type { GradedEpisode } from './summarize-grades.js';
 import type { Lanes } from './size-lanes-to-machine.js';
 import type { PortFactory } from './tool-port.js';
@@ -50,6 +51,8 @@ export interface HarnessRun {
   readonly pace?: FollowerPace;
   /** Told how many episodes have started, after each start (the leader's side of the pace). */
   readonly started?: (started: number) => void;
+  /** A real model plays the episodes it has a seat for (`--real-model N`); the scripted agent the rest. */
+  readonly modelAgent?: ModelAgent;
   /** The key this harness's read-back of write `write` searches by (scopes a stale read). */
   readonly lookupKeyOf: (episode: Episode, write: number) => string;
 }
@@ -71,7 +74,10 @@ async function playOne(episode: Episode, run: HarnessRun): Promise<Played> {
   }
   const started = Date.now();
   const port = run.port(episode);
-  const result = await playAgent(episode, port);
+  const seat = run.modelAgent?.seatOf(episode, port);
+  const result = seat
+    ? await playModelAgent(episode, seat, run.modelAgent!.model)
+    : await playAgent(episode, port);
   const ending = await port.settle();
   const settledAt = Date.now();
   // Done with: a fault that fired has done its work, and one that did not must not hit a later episode.
@@ -95,6 +101,7 @@ async function playOne(episode: Episode, run: HarnessRun): Promise<Played> {
       settledMs: settledAt - started,
       firedModes,
       notes: result.notes,
+      ...(seat ? { byModel: true } : {}),
     },
     quietAt: Math.max(settledAt, started + holds) + QUIET_MS,
   };

@@ -4,6 +4,7 @@
  * graded, and summarised.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { LanguageModel } from 'ai';
 import { stepKey } from '@agent-saga/core';
 import { DEFAULT_CREDENTIALS, sandboxConnectorEnv, startSandbox } from '@agent-saga/sandbox';
 import { agentSagaPort, runIdOf } from './agent-saga-port.js';
@@ -12,6 +13,8 @@ import { drawSelectedEpisodes, type Episode } from './draw-episodes.js';
 import { createLeaderPace, UNPACED, type FollowerPace } from './follow-leader-pace.js';
 import { argumentHashKey, createNaiveToolbox, naivePort } from './naive-harness.js';
 import { runNaiveInOwnProcess } from './naive-in-own-process.js';
+import { agentSagaModelSeat, naiveModelSeat } from './model-seats.js';
+import { modelEpisodes, type ModelAgent } from './play-model-agent.js';
 import { runHarness } from './run-harness.js';
 import {
   adaptiveLanes,
@@ -39,6 +42,7 @@ export async function runNaive(
   options: SimulateOptions,
   say: (l: string) => void,
   pace: FollowerPace = UNPACED,
+  given?: LanguageModel,
 ): Promise<readonly GradedEpisode[]> {
   const sandbox = await startSandbox({
     settings: { stripeSearchLagMs: SEARCH_LAG_MS, jiraSearchLagMs: SEARCH_LAG_MS },
@@ -52,6 +56,12 @@ export async function runNaive(
   };
   const box = createNaiveToolbox(env, options.databaseUrl);
   const lanes = lanesOf(options, 'naive', say);
+  const model = await modelOf(options, given);
+  const plays = model ? modelEpisodes(episodes, options.realModel?.episodes ?? 0) : new Set<number>();
+  const modelAgent: ModelAgent | undefined = model && {
+    model,
+    seatOf: (e, port) => (plays.has(e.index) ? naiveModelSeat(box, e, port) : undefined),
+  };
   try {
     return await runHarness(episodes, {
       sandbox,
@@ -60,6 +70,7 @@ export async function runNaive(
       lanes,
       progress: progressLine('naive', episodes.length, lanes, say),
       pace,
+      ...(modelAgent ? { modelAgent } : {}),
     });
   } finally {
     await box.close();
@@ -76,6 +87,7 @@ async function runAgentSaga(
   started: () => void = () => undefined,
   /** Told how many episodes have started, after each start (the naive harness follows it). */
   episodesStarted?: (n: number) => void,
+  given?: LanguageModel,
 ) {
   if (!options.databaseUrl || !options.redisUrl)
     throw new Error('the agent-saga harness needs DATABASE_URL and REDIS_URL');
@@ -90,6 +102,13 @@ async function runAgentSaga(
   }).finally(started);
   const lanes = lanesOf(options, 'agent-saga', say);
   try {
+    const model = await modelOf(options, given);
+    const plays = model ? modelEpisodes(episodes, options.realModel?.episodes ?? 0) : new Set<number>();
+    const views = model ? await stack.saga.listTools() : [];
+    const modelAgent: ModelAgent | undefined = model && {
+      model,
+      seatOf: (e, port) => (plays.has(e.index) ? agentSagaModelSeat(stack.saga, e, port, views) : undefined),
+    };
     return await runHarness(episodes, {
       sandbox: stack.sandbox,
       port: (e) => agentSagaPort(stack.saga, e),
@@ -103,6 +122,7 @@ async function runAgentSaga(
       },
       progress: progressLine('agent-saga', episodes.length, lanes, say),
       ...(episodesStarted ? { started: episodesStarted } : {}),
+      ...(modelAgent ? { modelAgent } : {}),
     });
   } finally {
     say(`  agent-saga ${describeLanes(lanes)}`);
@@ -123,6 +143,17 @@ function eventLoopLine(lag: IntervalHistogram): string {
   return ms(lag.max) > LATE_LOOP_MS
     ? `${line} (past ${LATE_LOOP_MS} ms: the sandbox may have held a request past Jira's commit horizon; fewer episodes in flight)`
     : line;
+}
+
+/**
+ * The model of `--real-model`: OpenAI's, through the AI SDK's provider (which reads OPENAI_API_KEY), unless
+ * the caller gives one (a test's scripted model).
+ */
+async function modelOf(options: SimulateOptions, given?: LanguageModel): Promise<LanguageModel | undefined> {
+  if (!options.realModel) return undefined;
+  if (given) return given;
+  const { openai } = await import('@ai-sdk/openai');
+  return openai(options.realModel.model);
 }
 
 /**
@@ -149,6 +180,8 @@ export async function runSimulation(
   options: SimulateOptions,
   repoRoot: string,
   say: (line: string) => void,
+  /** The model of `--real-model` in this process (a test's); else OpenAI's. The naive child uses OpenAI's. */
+  model?: LanguageModel,
 ): Promise<SimulationResult> {
   const started = Date.now();
   const episodes = drawSelectedEpisodes(options.seed, options);
@@ -167,8 +200,10 @@ export async function runSimulation(
     h === Harness.NAIVE
       ? both
         ? await rolesStarted.then(() => runNaiveInOwnProcess(episodes, options, repoRoot, say, leader))
-        : await runNaive(episodes, options, say)
-      : await runAgentSaga(episodes, options, repoRoot, say, rolesUp, leader.started).finally(leader.end),
+        : await runNaive(episodes, options, say, UNPACED, model)
+      : await runAgentSaga(episodes, options, repoRoot, say, rolesUp, leader.started, model).finally(
+          leader.end,
+        ),
   ]);
   const graded = new Map(await Promise.all(runs));
   lag.disable();

@@ -38,7 +38,9 @@ export const SIMULATE_USAGE =
   `                   the run goes (from its settle times), up to ${DEFAULT_CONCURRENCY}\n` +
   '  --json           print one JSON object (totals, byFaultMode, byPolicy) instead of the tables\n' +
   "  --keep-log       keep agent-saga's saga log (its schema, named on stderr) to read the episodes after\n" +
-  '  --only I,J       play only these episodes of the seed (their indices, as the listings name them: #828)';
+  '  --only I,J       play only these episodes of the seed (their indices, as the listings name them: #828)\n' +
+  '  --real-model N   a real model plays the first N episodes without a pivot, through the AI SDK\n' +
+  '                   (needs OPENAI_API_KEY; OPENAI_MODEL, default gpt-4o-mini)';
 
 /** A bad command line: the message names the flag. */
 export class UsageError extends Error {
@@ -61,6 +63,11 @@ export interface SimulateOptions {
    * their count. The rest of the run (the other episodes' process faults and load) is not replayed.
    */
   readonly only?: readonly number[];
+  /**
+   * `--real-model N`: a real model (OpenAI's `model`, through the AI SDK) plays the first `episodes`
+   * episodes without a pivot (play-model-agent.ts); the scripted agent plays the rest.
+   */
+  readonly realModel?: { readonly episodes: number; readonly model: string };
   /** From the environment or `.env` (as `vitest.config.ts` reads it); needed by the agent-saga harness. */
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
@@ -80,14 +87,18 @@ const flagsSchema = z.object({
     .regex(/^\d+(,\d+)*$/, 'expected episode indices separated by commas, e.g. 828,836')
     .transform((s) => [...new Set(s.split(',').map(Number))])
     .optional(),
+  '--real-model': positiveInt(1_000).optional(),
 });
+
+/** Why gpt-4o-mini: the examples' default (`pnpm example:ai-sdk`), a small model with tool calling. */
+const DEFAULT_MODEL = 'gpt-4o-mini';
 
 const envSchema = z.object({
   DATABASE_URL: z.url().optional(),
   REDIS_URL: z.url().optional(),
 });
 
-const VALUED = new Set(['--episodes', '--seed', '--harness', '--concurrency', '--only']);
+const VALUED = new Set(['--episodes', '--seed', '--harness', '--concurrency', '--only', '--real-model']);
 
 /** Parses argv (after the script name); `repoRoot` is where `.env` may be. */
 export function parseSimulateOptions(
@@ -121,6 +132,9 @@ export function parseSimulateOptions(
   });
   if (!env.success) throw new UsageError(`${String(env.error.issues[0]?.path[0])}: not a URL`);
   const harnesses = f['--harness'] === 'both' ? HARNESSES : [f['--harness']];
+  const apiKey = environment.OPENAI_API_KEY ?? dotenv.OPENAI_API_KEY;
+  if (f['--real-model'] !== undefined && !apiKey)
+    throw new UsageError('--real-model needs OPENAI_API_KEY (the model is called through the AI SDK)');
   if (harnesses.includes(Harness.AGENT_SAGA) && (!env.data.DATABASE_URL || !env.data.REDIS_URL))
     throw new UsageError('the agent-saga harness needs DATABASE_URL and REDIS_URL (or `pnpm bootstrap`)');
   return Object.freeze({
@@ -132,6 +146,14 @@ export function parseSimulateOptions(
     adaptiveLanes: f['--concurrency'] === 'auto',
     json: f['--json'],
     keepLog: f['--keep-log'],
+    ...(f['--real-model'] === undefined
+      ? {}
+      : {
+          realModel: {
+            episodes: f['--real-model'],
+            model: environment.OPENAI_MODEL ?? dotenv.OPENAI_MODEL ?? DEFAULT_MODEL,
+          },
+        }),
     databaseUrl: env.data.DATABASE_URL,
     redisUrl: env.data.REDIS_URL,
   });

@@ -8,6 +8,9 @@ import type { FaultMode } from './fault-modes.js';
 import type { EpisodeGrade, EpisodeRecord } from './grade-episode.js';
 import type { Harness } from './simulate-options.js';
 
+/** The row of `byPolicy` for the episodes a real model played (`--real-model`). */
+export const REAL_MODEL = 'real_model';
+
 /** The issue's counts, per harness, exactly these keys. */
 export interface HarnessTotals {
   readonly episodes: number;
@@ -39,7 +42,8 @@ export interface SimulationSummary {
   readonly totals: Partial<Record<Harness, HarnessTotals>>;
   readonly details: Partial<Record<Harness, HarnessDetail>>;
   readonly byFaultMode: Partial<Record<FaultMode, Partial<Record<Harness, HarnessTotals>>>>;
-  readonly byPolicy: Partial<Record<Policy, Partial<Record<Harness, HarnessTotals>>>>;
+  /** Per policy of the scripted agent; the episodes a real model played under `real_model`. */
+  readonly byPolicy: Partial<Record<Policy | typeof REAL_MODEL, Partial<Record<Harness, HarnessTotals>>>>;
   readonly durationMs: number;
 }
 
@@ -113,7 +117,7 @@ export function summarize(
     totals,
     details,
     byFaultMode: breakdown(byHarness, (g) => [...new Set(g.record.episode.faults.map((f) => f.mode))]),
-    byPolicy: breakdown(byHarness, (g) => g.record.episode.policies),
+    byPolicy: breakdown(byHarness, (g) => (g.record.byModel ? [REAL_MODEL] : g.record.episode.policies)),
     durationMs,
   };
 }

@@ -63,6 +63,20 @@ describe('simulate options', () => {
     expect(() => parse(argv)).toThrow(flag);
   });
 
+  it('lets a real model play --real-model N episodes only with an OpenAI key', () => {
+    expect(() => parse(['--real-model', '5'])).toThrow(/--real-model needs OPENAI_API_KEY/);
+    expect(parse(['--real-model', '5'], { ...env, OPENAI_API_KEY: 'sk-test' }).realModel).toEqual({
+      episodes: 5,
+      model: 'gpt-4o-mini',
+    });
+    expect(
+      parse(['--real-model', '2'], { ...env, OPENAI_API_KEY: 'sk-test', OPENAI_MODEL: 'gpt-5-mini' })
+        .realModel,
+    ).toEqual({ episodes: 2, model: 'gpt-5-mini' });
+    expect(parse([]).realModel).toBeUndefined();
+    expect(() => parse(['--real-model', '0'], { ...env, OPENAI_API_KEY: 'sk-test' })).toThrow('--real-model');
+  });
+
   it('refuses the agent-saga harness without a database', () => {
     expect(() => parse(['--harness', 'agent-saga'], {})).toThrow(/DATABASE_URL/);
   });

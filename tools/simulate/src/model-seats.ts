@@ -5,7 +5,7 @@
  * - agent-saga: `@agent-saga/ai-sdk`'s `sagaTools` over the episode's run, as an app gives them to a model:
  *   keys, retries of an open step, replanned duplicates refused, irreversible calls held through the SDK's
  *   approval flow (`createSagaApprovals`) until the simulation's operators decide them. The run is the
- *   port's (created by its `start`, completed or unwound by its `finish` and `undo`).
+ *   port's (the model agent creates it by the port's `start`, completes or unwinds it by `finish`, `undo`).
  * - naive: the same connectors, each tool call the naive port's (its argument-hash key, no log, its
  *   process crash), the answer told to the model as the naive harness sees it; its undo walks the calls the
  *   model was told succeeded.
@@ -31,14 +31,12 @@ const DECISION_WAIT_MS = 60_000;
 export function agentSagaModelSeat(
   saga: SagaClient,
   episode: Episode,
-  port: ToolPort,
   views: readonly ToolView[],
 ): ModelSeat {
   const approvals = createSagaApprovals(saga);
   const names = new Set<string>(episode.writes.map((w) => w.tool));
   let tools: ToolSet | undefined;
   return {
-    start: () => port.start(),
     tools: () =>
       (tools ??= sagaTools(saga.run(runIdOf(episode)), {
         tools: views.filter((v) => names.has(v.name)),
@@ -53,8 +51,6 @@ export function agentSagaModelSeat(
     },
     // agent-saga undoes from its log, never from what the model believes.
     transcript: () => [],
-    finish: () => port.finish(),
-    undo: (reason, transcript) => port.undo(reason, transcript),
   };
 }
 
@@ -87,11 +83,5 @@ export function naiveModelSeat(box: NaiveToolbox, episode: Episode, port: ToolPo
       },
     });
   });
-  return {
-    start: () => port.start(),
-    tools: () => tools,
-    transcript: () => transcript,
-    finish: () => port.finish(),
-    undo: (reason, t) => port.undo(reason, t),
-  };
+  return { tools: () => tools, transcript: () => transcript };
 }

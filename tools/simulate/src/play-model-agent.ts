@@ -16,10 +16,8 @@ import type { ToolPort } from './tool-port.js';
 import { confirmationSubject } from './support-workflows.js';
 import { AgentReport, type TranscriptEntry } from './tool-port.js';
 
-/** What the model agent needs of a harness for one episode, beside the port's start, finish and undo. */
+/** What the model agent needs of a harness for one episode beside its port (which starts, finishes, undoes). */
 export interface ModelSeat {
-  /** Before the model's first turn (agent-saga: creates the run). */
-  start(): Promise<void>;
   /** The tools the model is given: the episode's writes. */
   tools(): ToolSet;
   /**
@@ -29,8 +27,6 @@ export interface ModelSeat {
   decide?(content: readonly unknown[]): Promise<ModelMessage | null>;
   /** What the model's calls did, as far as the harness's answers said (the naive harness undoes from it). */
   transcript(): readonly TranscriptEntry[];
-  finish(): Promise<void>;
-  undo(reason: string, transcript: readonly TranscriptEntry[]): Promise<void>;
 }
 
 /** The model and which episodes it plays, for one harness. */
@@ -82,7 +78,7 @@ export function describeTask(episode: Episode): string {
     return `${i + 1}. ${w.tool} with ${args}`;
   });
   return [
-    `Order ${ids.orderId} of customer ${ids.customerId} (${ids.email}) needs a refund and a replacement.`,
+    `Order ${ids.orderId} of customer ${ids.customerId} (${ids.email}) needs support.`,
     'Do these steps, in order:',
     ...lines,
     episode.writes.some((w) => w.tool === 'send_email')
@@ -95,12 +91,13 @@ export function describeTask(episode: Episode): string {
 
 export async function playModelAgent(
   episode: Episode,
+  port: ToolPort,
   seat: ModelSeat,
   model: LanguageModel,
 ): Promise<AgentResult> {
   const notes: string[] = [];
   let calls = 0;
-  await seat.start();
+  await port.start();
   const messages: ModelMessage[] = [{ role: 'user', content: describeTask(episode) }];
   let text = '';
   let held = 0;
@@ -129,9 +126,9 @@ export async function playModelAgent(
   if (held > 0) notes.push(`calls held for a person: ${held}`);
   const transcript = seat.transcript();
   if (said === 'success') {
-    await seat.finish();
+    await port.finish();
     return { report: AgentReport.SUCCESS, transcript, calls, notes };
   }
-  await seat.undo(`the model did not finish the task (${said ?? 'no RESULT line'}); undo it`, transcript);
+  await port.undo(`the model did not finish the task (${said ?? 'no RESULT line'}); undo it`, transcript);
   return { report: AgentReport.FAILED, transcript, calls, notes };
 }

@@ -74,10 +74,10 @@ async function playOne(episode: Episode, run: HarnessRun): Promise<Played> {
   }
   const started = Date.now();
   const port = run.port(episode);
-  const seat = run.modelAgent?.seatOf(episode, port);
-  const result = seat
-    ? await playModelAgent(episode, seat, run.modelAgent!.model)
-    : await playAgent(episode, port);
+  const agent = run.modelAgent;
+  const seat = agent?.seatOf(episode, port);
+  const result =
+    agent && seat ? await playModelAgent(episode, port, seat, agent.model) : await playAgent(episode, port);
   const ending = await port.settle();
   const settledAt = Date.now();
   // Done with: a fault that fired has done its work, and one that did not must not hit a later episode.

@@ -14,7 +14,7 @@ import { createLeaderPace, UNPACED, type FollowerPace } from './follow-leader-pa
 import { argumentHashKey, createNaiveToolbox, naivePort } from './naive-harness.js';
 import { runNaiveInOwnProcess } from './naive-in-own-process.js';
 import { agentSagaModelSeat, naiveModelSeat } from './model-seats.js';
-import { modelEpisodes, type ModelAgent } from './play-model-agent.js';
+import { modelEpisodes, type ModelAgent, type ModelSeat } from './play-model-agent.js';
 import { runHarness } from './run-harness.js';
 import {
   adaptiveLanes,
@@ -26,6 +26,7 @@ import {
 import { SEARCH_LAG_MS, STRIPE_TIMEOUT_MS } from './sim-timings.js';
 import { Harness, type SimulateOptions } from './simulate-options.js';
 import { summarize, type GradedEpisode, type SimulationSummary } from './summarize-grades.js';
+import type { ToolPort } from './tool-port.js';
 
 export interface SimulationResult {
   readonly summary: SimulationSummary;
@@ -56,12 +57,7 @@ export async function runNaive(
   };
   const box = createNaiveToolbox(env, options.databaseUrl);
   const lanes = lanesOf(options, 'naive', say);
-  const model = await modelOf(options, given);
-  const plays = model ? modelEpisodes(episodes, options.realModel?.episodes ?? 0) : new Set<number>();
-  const modelAgent: ModelAgent | undefined = model && {
-    model,
-    seatOf: (e, port) => (plays.has(e.index) ? naiveModelSeat(box, e, port) : undefined),
-  };
+  const modelAgent = await modelAgentOf(options, episodes, given, (e, port) => naiveModelSeat(box, e, port));
   try {
     return await runHarness(episodes, {
       sandbox,
@@ -102,13 +98,10 @@ async function runAgentSaga(
   }).finally(started);
   const lanes = lanesOf(options, 'agent-saga', say);
   try {
-    const model = await modelOf(options, given);
-    const plays = model ? modelEpisodes(episodes, options.realModel?.episodes ?? 0) : new Set<number>();
-    const views = model ? await stack.saga.listTools() : [];
-    const modelAgent: ModelAgent | undefined = model && {
-      model,
-      seatOf: (e, port) => (plays.has(e.index) ? agentSagaModelSeat(stack.saga, e, port, views) : undefined),
-    };
+    const views = options.realModel ? await stack.saga.listTools() : [];
+    const modelAgent = await modelAgentOf(options, episodes, given, (e) =>
+      agentSagaModelSeat(stack.saga, e, views),
+    );
     return await runHarness(episodes, {
       sandbox: stack.sandbox,
       port: (e) => agentSagaPort(stack.saga, e),
@@ -146,14 +139,20 @@ function eventLoopLine(lag: IntervalHistogram): string {
 }
 
 /**
- * The model of `--real-model`: OpenAI's, through the AI SDK's provider (which reads OPENAI_API_KEY), unless
- * the caller gives one (a test's scripted model).
+ * The model agent of `--real-model` for one harness, seated by `seat` in the episodes it plays; none without
+ * the flag. The model is OpenAI's, through the AI SDK's provider (which reads OPENAI_API_KEY), unless the
+ * caller gives one (a test's scripted model).
  */
-async function modelOf(options: SimulateOptions, given?: LanguageModel): Promise<LanguageModel | undefined> {
+async function modelAgentOf(
+  options: SimulateOptions,
+  episodes: readonly Episode[],
+  given: LanguageModel | undefined,
+  seat: (episode: Episode, port: ToolPort) => ModelSeat,
+): Promise<ModelAgent | undefined> {
   if (!options.realModel) return undefined;
-  if (given) return given;
-  const { openai } = await import('@ai-sdk/openai');
-  return openai(options.realModel.model);
+  const model = given ?? (await import('@ai-sdk/openai')).openai(options.realModel.model);
+  const plays = modelEpisodes(episodes, options.realModel.episodes);
+  return { model, seatOf: (e, port) => (plays.has(e.index) ? seat(e, port) : undefined) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { SAGA_TYPE_PARSERS } from './parse-timestamptz.js';
 import { installPreparedStatements } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
@@ -119,6 +120,8 @@ export function pgConnectionConfig(opts: DbOptions): pg.PoolConfig {
     // grouped statements runs with GROUPED_STATEMENT_SETTINGS instead.
     options: `-c search_path=${opts.schema} ${opts.groupedStatements ? GROUPED_STATEMENT_SETTINGS : '-c plan_cache_mode=force_custom_plan'}`,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_PG_TIMEOUTS.connectTimeoutMs,
+    // pg's parsers, but timestamps read by position (`parseTimestamptz`): the hot rows carry several.
+    types: SAGA_TYPE_PARSERS,
     // TCP keep-alive: a connection to a host that vanished without a RST is noticed and dropped.
     keepAlive: true,
     ...(statementMs > 0

@@ -1,5 +1,6 @@
 import {
   context as otelContext,
+  ProxyTracerProvider,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -43,6 +44,7 @@ export function startTraceSpan(
   kind: TraceSpanKind = 'internal',
   attributes?: Attributes,
 ): TraceSpan {
+  if (!tracerRegistered()) return untracedSpan(parent);
   const parentCtx = parent
     ? trace.setSpanContext(otelContext.active(), {
         traceId: parent.traceId,
@@ -54,13 +56,32 @@ export function startTraceSpan(
   const span = trace
     .getTracer(TRACER_NAME)
     .startSpan(name, { kind: KINDS[kind], ...(attributes ? { attributes } : {}) }, parentCtx);
-  if (!span.isRecording()) {
-    const context = parent ? childTraceContext(parent) : newTraceContext();
-    return { context, traceparent: formatTraceparent(context), end: () => undefined };
-  }
+  if (!span.isRecording()) return untracedSpan(parent);
   const sc = span.spanContext();
   const context: TraceContext = { traceId: sc.traceId, spanId: sc.spanId, flags: sc.traceFlags };
   return { context, traceparent: formatTraceparent(context), end: (error) => endSpan(span, error) };
+}
+
+/** A span nothing records: the ids made here (a few random bytes), `end` a no-op. */
+function untracedSpan(parent: TraceContext | null): TraceSpan {
+  const context = parent ? childTraceContext(parent) : newTraceContext();
+  return { context, traceparent: formatTraceparent(context), end: NO_END };
+}
+
+const NO_END = (): void => undefined;
+
+/** What OpenTelemetry's API delegates to while no tracer provider is registered. */
+const NO_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether a tracer provider is registered with OpenTelemetry's API (ours from `startTracing`, a test's, or
+ * the application's own). Without one every span is non-recording, so `startTraceSpan` skips the API's
+ * context, tracer and span objects (two spans per call on the hot path) and makes the ids itself, as it
+ * would after asking. Asked on every span: a provider registered later is used from then on.
+ */
+function tracerRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_PROVIDER;
 }
 
 function endSpan(span: Span, error: unknown): void {

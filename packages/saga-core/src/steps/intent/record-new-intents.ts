@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import type { SagaDb } from '../../db/connect.js';
+import { arrayLiteral, type ArrayElement } from '../../db/array-literal.js';
+import { compiledStatement } from '../../db/compiled-statement.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { RAISE_FLOORS_OF_GROUP } from '../../runs/run-cursor.js';
@@ -75,6 +77,114 @@ const ITEM_OPERATION: OperationSql = {
   identity: sql`i.identity`,
 };
 
+/** The grouped intake's parameters: one array literal per column, in the order of the items sent. */
+const INTAKE_PARAMS = [
+  'runId',
+  'tenantId',
+  'stepIdx',
+  'tool',
+  'toolClass',
+  'toolVersion',
+  'idempotencyKey',
+  'args',
+  'payloadHash',
+  'compensation',
+  'correction',
+  'audience',
+  'dependsOn',
+  'jobId',
+  'payload',
+  'repeatable',
+  'identity',
+  'decision',
+  'traceHex',
+  'spanHex',
+  'claimOwner',
+  'claimSecs',
+  'claimCause',
+  'runIds',
+  'relayGraceSecs',
+] as const;
+type IntakeParams = Record<(typeof INTAKE_PARAMS)[number], string | number>;
+
+/** The grouped intake's statement (see {@link recordNewIntents}), compiled once (`compiledStatement`). */
+const INTAKE = compiledStatement<IntakeParams, StepRow>(
+  INTAKE_PARAMS,
+  (p) =>
+    sql<StepRow>`${preparedAs('saga_record_new_intents')}
+      WITH i AS MATERIALIZED (
+        SELECT * FROM unnest(${p.runId}::text[], ${p.tenantId}::text[],
+                             ${p.stepIdx}::int[], ${p.tool}::text[],
+                             ${p.toolClass}::text[], ${p.toolVersion}::int[],
+                             ${p.idempotencyKey}::text[], ${p.args}::jsonb[],
+                             ${p.payloadHash}::text[], ${p.compensation}::json[],
+                             ${p.correction}::jsonb[], ${p.audience}::jsonb[],
+                             ${p.dependsOn}::jsonb[],
+                             ${p.jobId}::text[],
+                             ${p.payload}::jsonb[],
+                             ${p.repeatable}::bool[],
+                             ${p.identity}::jsonb[],
+                             ${p.decision}::jsonb[],
+                             ${p.traceHex}::text[], ${p.spanHex}::text[],
+                             ${p.claimOwner}::text[],
+                             ${p.claimSecs}::float8[],
+                             ${p.claimCause}::text[])
+          AS i(run_id, tenant_id, step_idx, tool, tool_class, tool_version, idempotency_key, args, payload_hash,
+               compensation, correction, audience, depends_on, job_id, payload, repeatable, identity, decision,
+               trace_hex, span_hex, claim_owner, claim_secs, claim_cause)
+      ),
+      run AS MATERIALIZED (
+        SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed, r.cursor_floor FROM runs r
+         WHERE r.run_id = ANY(${p.runIds}::text[])
+         ORDER BY r.run_id FOR UPDATE
+      ),
+      step AS (
+        INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
+                              payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id,
+                              lease_owner, lease_until, attempts, last_attempt_at, ${INTAKE_EVENT_COLUMNS},
+                              ${ATTEMPT_EVENT_COLUMNS})
+        SELECT i.run_id, i.step_idx, i.tenant_id, i.tool, i.tool_class, i.tool_version, i.idempotency_key, i.args,
+               decode(i.payload_hash, 'hex'), ${StepStatus.INTENDED}, i.compensation, i.correction,
+               ARRAY(SELECT jsonb_array_elements_text(i.audience)),
+               CASE WHEN i.depends_on IS NOT NULL
+                    THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END,
+               decode(i.trace_hex, 'hex'), decode(i.span_hex, 'hex'),
+               i.claim_owner,
+               CASE WHEN i.claim_owner IS NOT NULL THEN now() + make_interval(secs => i.claim_secs) END,
+               CASE WHEN i.claim_owner IS NOT NULL THEN 1 ELSE 0 END,
+               CASE WHEN i.claim_owner IS NOT NULL THEN now() END,
+               ${intakeEventValues(sql`${StepStatus.INTENDED}::text`, sql`i.decision`)},
+               ${attemptEventValues(sql`i.claim_owner IS NOT NULL`, {
+                 cause: sql`i.claim_cause`,
+                 worker: sql`i.claim_owner`,
+                 jobId: sql`i.job_id`,
+                 key: sql`i.idempotency_key`,
+               })}
+          FROM i JOIN run ON run.run_id = i.run_id AND run.tenant_id = i.tenant_id
+         WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL AND NOT run.governed
+           AND NOT EXISTS (SELECT 1 FROM saga_log u
+                            WHERE u.run_id = i.run_id AND u.step_idx < i.step_idx
+                              AND u.status = ${StepStatus.UNKNOWN})
+           AND (i.repeatable
+                OR (saga_earlier_operation(run.run_id, i.tool, i.args, i.identity) IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM i j
+                                     WHERE j.run_id = run.run_id AND j.step_idx <> i.step_idx
+                                       AND ${sameOperation('j', ITEM_OPERATION)})))
+           AND NOT EXISTS (SELECT 1 FROM saga_log t WHERE t.run_id = i.run_id AND t.step_idx = i.step_idx)
+         ORDER BY i.run_id, i.step_idx
+        RETURNING ${stepRowColumns()}
+      ),
+      floor AS (${RAISE_FLOORS_OF_GROUP}),
+      ob AS (
+        INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)
+        SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, i.job_id, i.payload,
+               now() + make_interval(secs => ${p.relayGraceSecs}::float8)
+          FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
+         WHERE i.claim_owner IS NULL
+      )
+      SELECT * FROM step`,
+);
+
 /**
  * The intake of several new steps (of one or many runs) as **one autocommit statement**: one round trip and
  * one commit for all of them (group commit), instead of the five round trips of the intake transaction
@@ -144,87 +254,42 @@ export async function recordNewIntents(
   for (const i of items) if (!firsts.has(slot(i))) firsts.set(slot(i), i);
   const sent = [...firsts.values()];
   if (sent.length === 0) return [];
-  const col = <T>(f: (i: NewIntent) => T): T[] => sent.map(f);
+  // Each column one array parameter, as its literal text (`arrayLiteral`).
+  const col = (f: (i: NewIntent) => ArrayElement): string => arrayLiteral(sent.map(f));
   const traces = sent.map(intentTrace);
   const dispatches = sent.map((i, n) => firstDispatchOf(i, traces[n]!));
   const json = (v: unknown): string | null => (v === null ? null : JSON.stringify(v));
-  const r = await sql<StepRow>`${preparedAs('saga_record_new_intents')}
-    WITH i AS MATERIALIZED (
-      SELECT * FROM unnest(${col((i) => i.runId)}::text[], ${col((i) => i.tenantId)}::text[],
-                           ${col((i) => i.stepIdx)}::int[], ${col((i) => i.tool)}::text[],
-                           ${col((i) => i.toolClass)}::text[], ${col((i) => i.toolVersion)}::int[],
-                           ${col((i) => i.idempotencyKey)}::text[], ${col((i) => JSON.stringify(i.args))}::jsonb[],
-                           ${col((i) => i.payloadHash)}::text[], ${col((i) => json(i.compensation))}::json[],
-                           ${col((i) => json(i.correction))}::jsonb[], ${col((i) => JSON.stringify(i.audience))}::jsonb[],
-                           ${col((i) => json(i.dependsOn))}::jsonb[],
-                           ${dispatches.map((d) => d.jobId)}::text[],
-                           ${dispatches.map((d) => JSON.stringify(d.data))}::jsonb[],
-                           ${col((i) => i.operation === null)}::bool[],
-                           ${col((i) => json(i.operation?.identity ?? null))}::jsonb[],
-                           ${col((i) => json(i.decision ?? null))}::jsonb[],
-                           ${traces.map((t) => t.traceId)}::text[], ${traces.map((t) => t.spanId)}::text[],
-                           ${col((i) => i.claim?.owner ?? null)}::text[],
-                           ${col((i) => (i.claim ? i.claim.leaseMs / 1000 : null))}::float8[],
-                           ${col((i) => i.claim?.cause ?? null)}::text[])
-        AS i(run_id, tenant_id, step_idx, tool, tool_class, tool_version, idempotency_key, args, payload_hash,
-             compensation, correction, audience, depends_on, job_id, payload, repeatable, identity, decision,
-             trace_hex, span_hex, claim_owner, claim_secs, claim_cause)
-    ),
-    run AS MATERIALIZED (
-      SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed, r.cursor_floor FROM runs r
-       WHERE r.run_id = ANY(${[...new Set(sent.map((i) => i.runId))]}::text[])
-       ORDER BY r.run_id FOR UPDATE
-    ),
-    step AS (
-      INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
-                            payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id,
-                            lease_owner, lease_until, attempts, last_attempt_at, ${INTAKE_EVENT_COLUMNS},
-                            ${ATTEMPT_EVENT_COLUMNS})
-      SELECT i.run_id, i.step_idx, i.tenant_id, i.tool, i.tool_class, i.tool_version, i.idempotency_key, i.args,
-             decode(i.payload_hash, 'hex'), ${StepStatus.INTENDED}, i.compensation, i.correction,
-             ARRAY(SELECT jsonb_array_elements_text(i.audience)),
-             CASE WHEN i.depends_on IS NOT NULL
-                  THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END,
-             decode(i.trace_hex, 'hex'), decode(i.span_hex, 'hex'),
-             i.claim_owner,
-             CASE WHEN i.claim_owner IS NOT NULL THEN now() + make_interval(secs => i.claim_secs) END,
-             CASE WHEN i.claim_owner IS NOT NULL THEN 1 ELSE 0 END,
-             CASE WHEN i.claim_owner IS NOT NULL THEN now() END,
-             ${intakeEventValues(sql`${StepStatus.INTENDED}::text`, sql`i.decision`)},
-             ${attemptEventValues(sql`i.claim_owner IS NOT NULL`, {
-               cause: sql`i.claim_cause`,
-               worker: sql`i.claim_owner`,
-               jobId: sql`i.job_id`,
-               key: sql`i.idempotency_key`,
-             })}
-        FROM i JOIN run ON run.run_id = i.run_id AND run.tenant_id = i.tenant_id
-       WHERE run.status = ${RunStatus.RUNNING} AND run.pivot_idx IS NULL AND NOT run.governed
-         AND NOT EXISTS (SELECT 1 FROM saga_log u
-                          WHERE u.run_id = i.run_id AND u.step_idx < i.step_idx
-                            AND u.status = ${StepStatus.UNKNOWN})
-         AND (i.repeatable
-              OR (saga_earlier_operation(run.run_id, i.tool, i.args, i.identity) IS NULL
-                  AND NOT EXISTS (SELECT 1 FROM i j
-                                   WHERE j.run_id = run.run_id AND j.step_idx <> i.step_idx
-                                     AND ${sameOperation('j', ITEM_OPERATION)})))
-         AND NOT EXISTS (SELECT 1 FROM saga_log t WHERE t.run_id = i.run_id AND t.step_idx = i.step_idx)
-       ORDER BY i.run_id, i.step_idx
-      RETURNING ${stepRowColumns()}
-    ),
-    floor AS (${RAISE_FLOORS_OF_GROUP}),
-    ob AS (
-      INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)
-      SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, i.job_id, i.payload,
-             now() + make_interval(secs => ${relayGraceMs / 1000}::float8)
-        FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
-       WHERE i.claim_owner IS NULL
-    )
-    SELECT * FROM step`
-    .execute(db)
-    .catch((err: unknown) => {
-      if (isStepTaken(err)) return null;
-      throw err;
-    });
+  const r = await INTAKE.execute(db, {
+    runId: col((i) => i.runId),
+    tenantId: col((i) => i.tenantId),
+    stepIdx: col((i) => i.stepIdx),
+    tool: col((i) => i.tool),
+    toolClass: col((i) => i.toolClass),
+    toolVersion: col((i) => i.toolVersion),
+    idempotencyKey: col((i) => i.idempotencyKey),
+    args: col((i) => JSON.stringify(i.args)),
+    payloadHash: col((i) => i.payloadHash),
+    compensation: col((i) => json(i.compensation)),
+    correction: col((i) => json(i.correction)),
+    audience: col((i) => JSON.stringify(i.audience)),
+    dependsOn: col((i) => json(i.dependsOn)),
+    jobId: arrayLiteral(dispatches.map((d) => d.jobId)),
+    // A claimed step gets no outbox message (see IntakeClaim): its job is not sent.
+    payload: arrayLiteral(dispatches.map((d, n) => (sent[n]!.claim ? null : JSON.stringify(d.data)))),
+    repeatable: col((i) => i.operation === null),
+    identity: col((i) => json(i.operation?.identity ?? null)),
+    decision: col((i) => json(i.decision ?? null)),
+    traceHex: arrayLiteral(traces.map((t) => t.traceId)),
+    spanHex: arrayLiteral(traces.map((t) => t.spanId)),
+    claimOwner: col((i) => i.claim?.owner ?? null),
+    claimSecs: col((i) => (i.claim ? i.claim.leaseMs / 1000 : null)),
+    claimCause: col((i) => i.claim?.cause ?? null),
+    runIds: arrayLiteral([...new Set(sent.map((i) => i.runId))]),
+    relayGraceSecs: relayGraceMs / 1000,
+  }).catch((err: unknown) => {
+    if (isStepTaken(err)) return null;
+    throw err;
+  });
   // A step committed by another intake while this statement waited for its run: nothing was written.
   if (r === null) return items.map(() => null);
   const written = new Map(r.rows.map((row) => [slot({ runId: row.run_id, stepIdx: row.step_idx }), row]));

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { stepSettledChannel } from '../../db/channels.js';
 import type { SagaDb } from '../../db/connect.js';
+import { arrayLiteral, type ArrayElement } from '../../db/array-literal.js';
+import { compiledStatement } from '../../db/compiled-statement.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { setOutcomeEvent, TOOL_RETURNED_CAUSE } from '../standard-events.js';
@@ -39,6 +41,85 @@ export function outcomeDetail(o: OutcomeRecord): Record<string, unknown> {
     ...(o.outcome.status === StepStatus.CONFIRMED ? {} : o.outcome.error),
   };
 }
+
+/** The grouped outcome's parameters: one array literal per column, in the order of the records. */
+const OUTCOME_PARAMS = [
+  'runId',
+  'stepIdx',
+  'toStatus',
+  'fromStatus',
+  'confirmed',
+  'externalRef',
+  'result',
+  'error',
+  'cause',
+  'detail',
+  'notify',
+  'deliver',
+  'leaseOwner',
+  'channel',
+] as const;
+type OutcomeParams = Record<(typeof OUTCOME_PARAMS)[number], string>;
+
+/** A row the outcome statement returns: the step, and what its event and NOTIFY were made of. */
+type OutcomeRow = StepRow & {
+  from_status: string;
+  ev_cause: string;
+  ev_detail: string;
+  ev_notify: boolean;
+  notified: unknown;
+};
+
+/** The grouped outcome's statement (see {@link recordOutcomeBatch}), compiled once (`compiledStatement`). */
+const OUTCOME = compiledStatement<OutcomeParams, OutcomeRow>(
+  OUTCOME_PARAMS,
+  (p) =>
+    sql<OutcomeRow>`${preparedAs('saga_record_outcome_batch')}
+      WITH req AS (
+        SELECT * FROM unnest(
+          ${p.runId}::text[], ${p.stepIdx}::int[], ${p.toStatus}::text[],
+          ${p.fromStatus}::text[],
+          ${p.confirmed}::bool[],
+          ${p.externalRef}::text[],
+          ${p.result}::text[],
+          ${p.error}::text[],
+          ${p.cause}::text[],
+          ${p.detail}::text[],
+          ${p.notify}::bool[],
+          ${p.deliver}::bool[]
+        ) AS r(run_id, step_idx, to_status, from_status, confirmed, external_ref, result, error, cause, detail, notify,
+               deliver)
+      ), upd AS (
+        UPDATE saga_log s
+           SET status = req.to_status,
+               external_ref = CASE WHEN req.confirmed THEN req.external_ref ELSE s.external_ref END,
+               result = CASE WHEN req.confirmed THEN req.result::jsonb ELSE s.result END,
+               error = req.error::jsonb,
+               lease_until = NULL,
+               lease_owner = NULL,
+               updated_at = now(),
+               ${setOutcomeEvent(sql`s.attempts = 1 AND req.from_status = ${StepStatus.INTENDED}`, {
+                 to: sql`req.to_status`,
+                 cause: sql`req.cause`,
+                 detail: sql`req.detail::jsonb`,
+               })},
+               outcome_delivered = s.outcome_delivered OR req.deliver
+          FROM req
+         WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx
+           AND s.status = req.from_status
+           AND s.lease_owner = ${p.leaseOwner}
+        RETURNING ${stepRowColumns('s')}, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
+                  req.notify AS ev_notify
+      ), ev AS (
+        INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
+        SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb,
+               trace_id
+          FROM upd
+         WHERE NOT (attempts = 1 AND from_status = ${StepStatus.INTENDED})
+      )
+      SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${p.channel}, idempotency_key) END AS notified
+        FROM upd`,
+);
 
 /**
  * Records the outcomes of several attempts held by `leaseOwner` in ONE statement (one round trip, one
@@ -82,61 +163,29 @@ export async function recordOutcomeBatch(
   schema: string,
 ): Promise<readonly StepRow[]> {
   if (records.length === 0) return [];
-  const col = <T>(f: (o: OutcomeRecord) => T): T[] => records.map(f);
+  // Each column one array parameter, as its literal text (`arrayLiteral`).
+  const col = (f: (o: OutcomeRecord) => ArrayElement): string => arrayLiteral(records.map(f));
   const confirmed = (o: OutcomeRecord) => o.outcome.status === StepStatus.CONFIRMED;
-  const r = await sql<
-    StepRow & {
-      from_status: string;
-      ev_cause: string;
-      ev_detail: string;
-      ev_notify: boolean;
-      notified: unknown;
-    }
-  >`${preparedAs('saga_record_outcome_batch')}
-    WITH req AS (
-      SELECT * FROM unnest(
-        ${col((o) => o.runId)}::text[], ${col((o) => o.stepIdx)}::int[], ${col((o) => o.outcome.status)}::text[],
-        ${col((o) => intendedSource(o.outcome.status))}::text[],
-        ${col((o) => confirmed(o))}::bool[],
-        ${col((o) => (o.outcome.status === StepStatus.CONFIRMED ? o.outcome.effect.externalRef : null))}::text[],
-        ${col((o) => (o.outcome.status === StepStatus.CONFIRMED ? JSON.stringify(o.outcome.effect.result ?? null) : null))}::text[],
-        ${col((o) => (o.outcome.status === StepStatus.CONFIRMED ? null : JSON.stringify(o.outcome.error)))}::text[],
-        ${col((o) => executorCause(o.outcome.status))}::text[],
-        ${col((o) => JSON.stringify(outcomeDetail(o)))}::text[],
-        ${col((o) => NOTIFYING_STATUSES.has(o.outcome.status))}::bool[],
-        ${col((o) => o.deliver === true && SETTLED.has(o.outcome.status))}::bool[]
-      ) AS r(run_id, step_idx, to_status, from_status, confirmed, external_ref, result, error, cause, detail, notify,
-             deliver)
-    ), upd AS (
-      UPDATE saga_log s
-         SET status = req.to_status,
-             external_ref = CASE WHEN req.confirmed THEN req.external_ref ELSE s.external_ref END,
-             result = CASE WHEN req.confirmed THEN req.result::jsonb ELSE s.result END,
-             error = req.error::jsonb,
-             lease_until = NULL,
-             lease_owner = NULL,
-             updated_at = now(),
-             ${setOutcomeEvent(sql`s.attempts = 1 AND req.from_status = ${StepStatus.INTENDED}`, {
-               to: sql`req.to_status`,
-               cause: sql`req.cause`,
-               detail: sql`req.detail::jsonb`,
-             })},
-             outcome_delivered = s.outcome_delivered OR req.deliver
-        FROM req
-       WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx
-         AND s.status = req.from_status
-         AND s.lease_owner = ${leaseOwner}
-      RETURNING ${stepRowColumns('s')}, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
-                req.notify AS ev_notify
-    ), ev AS (
-      INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
-      SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb,
-             trace_id
-        FROM upd
-       WHERE NOT (attempts = 1 AND from_status = ${StepStatus.INTENDED})
-    )
-    SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${stepSettledChannel(schema)}, idempotency_key) END AS notified
-      FROM upd`.execute(db);
+  const r = await OUTCOME.execute(db, {
+    runId: col((o) => o.runId),
+    stepIdx: col((o) => o.stepIdx),
+    toStatus: col((o) => o.outcome.status),
+    fromStatus: col((o) => intendedSource(o.outcome.status)),
+    confirmed: col((o) => confirmed(o)),
+    externalRef: col((o) =>
+      o.outcome.status === StepStatus.CONFIRMED ? o.outcome.effect.externalRef : null,
+    ),
+    result: col((o) =>
+      o.outcome.status === StepStatus.CONFIRMED ? JSON.stringify(o.outcome.effect.result ?? null) : null,
+    ),
+    error: col((o) => (o.outcome.status === StepStatus.CONFIRMED ? null : JSON.stringify(o.outcome.error))),
+    cause: col((o) => executorCause(o.outcome.status)),
+    detail: col((o) => JSON.stringify(outcomeDetail(o))),
+    notify: col((o) => NOTIFYING_STATUSES.has(o.outcome.status)),
+    deliver: col((o) => o.deliver === true && SETTLED.has(o.outcome.status)),
+    leaseOwner,
+    channel: stepSettledChannel(schema),
+  });
   return r.rows.map(
     ({ from_status: _f, ev_cause: _c, ev_detail: _d, ev_notify: _n, notified: _x, ...row }) => row,
   );

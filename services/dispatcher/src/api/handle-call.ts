@@ -207,14 +207,16 @@ async function settle(
 /**
  * The attempt of a step the intake wrote claimed by this process's inline executor, and the wait for it:
  * the recorded row comes straight from the attempt, so the answer needs neither the NOTIFY nor a read, and
- * a settled outcome is marked delivered by the outcome's own statement.
+ * a settled outcome is marked delivered by the outcome's own statement. Until then the request waits on a
+ * watch that no notification wakes (`watchDrain`): only `waitMs` or the API draining end it early.
  *
  * The hand-off decides who sees the outcome, once: when the attempt is about to record, it asks whether this
  * request still waits; yes (`taken`) binds the request to answer with the recorded row, however long the
  * statement takes, because the row is then recorded delivered and the run's cursor moves past it. If the
- * wait ends first (`waitMs`, or the API draining: the key is watched for that), the request gives up
- * (`gone`), the attempt goes on and records undelivered, and the step is read as it is, through the
- * delivery group, as is a step whose outcome the attempt did not record.
+ * wait ends first (`waitMs`, or the API draining), the request gives up (`gone`), the attempt goes on and
+ * records undelivered, and the step is read as it is, through the delivery group, as is a step whose
+ * outcome the attempt did not record: that read happens under a watch of its key opened first, so no
+ * NOTIFY after it is missed.
  */
 async function settleHere(
   ctx: CallContext,
@@ -229,18 +231,18 @@ async function settleHere(
     handoff = 'taken';
     return true;
   };
-  const watch = ctx.waiter.watch(step.idempotency_key);
+  let row: StepRow | null = null;
+  const drain = ctx.waiter.watchDrain();
   try {
     const ran = slot.run(step, deliverTo).then((row) => ({ row }));
-    let row: StepRow | null = null;
     for (;;) {
       const left = deadline - Date.now();
-      const woke = await Promise.race([ran, left > 0 ? watch.next(left) : ('timeout' as const)]);
+      const woke = await Promise.race([ran, left > 0 ? drain.next(left) : ('timeout' as const)]);
       if (typeof woke === 'object') {
         row = woke.row;
         break;
       }
-      // Its own outcome's NOTIFY can arrive before the statement's answer: wait for the answer.
+      // Every watch is woken when the LISTEN session comes back: nothing to look at here.
       if (woke === 'notified') continue;
       if (handoff === 'waiting') {
         handoff = 'gone';
@@ -249,7 +251,12 @@ async function settleHere(
       row = (await ran).row; // taken: the outcome is being recorded for this answer
       break;
     }
-    if (row && !isInFlight(row.status)) return row;
+  } finally {
+    drain.close();
+  }
+  if (row && !isInFlight(row.status)) return row;
+  const watch = ctx.waiter.watch(step.idempotency_key);
+  try {
     return await awaitSettle(
       ctx.deliveries,
       watch,

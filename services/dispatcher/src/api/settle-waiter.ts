@@ -26,6 +26,11 @@ export interface SettleWaiter {
   start(): Promise<void>;
   watch(key: string): StepWatch;
   /**
+   * A wait that no notification wakes: only its timeout, or the waiter draining (`closed`). For a request
+   * whose answer comes from elsewhere (the inline attempt it runs), that must still answer at once on drain.
+   */
+  watchDrain(): StepWatch;
+  /**
    * Interest in a run's status (woken by a NOTIFY of its id on `runChangedChannel`) and, when `stepKey` is
    * given, in that step of it too: a read of a run or of one step that waits for it to move.
    */
@@ -60,6 +65,8 @@ export function createSettleWaiter(opts: {
 }): SettleWaiter {
   const steps = new Map<string, Set<Entry>>();
   const runs = new Map<string, Set<Entry>>();
+  /** The entries of `watchDrain`: in no map of ids, woken only when every watch is. */
+  const drainOnly = new Set<Entry>();
   const stepChannel = stepSettledChannel(opts.db.schema);
   let listener: ChannelListener | null = null;
   let listening = false;
@@ -76,11 +83,16 @@ export function createSettleWaiter(opts: {
   };
   const wakeAll = (reason: WakeReason): void => {
     for (const m of [steps, runs]) for (const set of m.values()) for (const e of set) wake(e, reason);
+    for (const e of drainOnly) wake(e, reason);
   };
 
-  /** One entry, woken by a NOTIFY of any of `under` (a map and the id it is filed under there). */
+  /**
+   * One entry, woken by a NOTIFY of any of `under` (a map and the id it is filed under there); with none,
+   * filed in `drainOnly`.
+   */
   function register(under: readonly (readonly [Map<string, Set<Entry>>, string])[]): StepWatch {
     const entry: Entry = { pending: draining ? 'closed' : null, resolve: null, timer: null };
+    if (under.length === 0) drainOnly.add(entry);
     for (const [m, id] of under) {
       let set = m.get(id);
       if (!set) m.set(id, (set = new Set()));
@@ -100,6 +112,7 @@ export function createSettleWaiter(opts: {
       },
       close() {
         wake(entry, 'closed');
+        drainOnly.delete(entry);
         for (const [m, id] of under) {
           const set = m.get(id);
           set?.delete(entry);
@@ -137,6 +150,9 @@ export function createSettleWaiter(opts: {
     },
     watch(key) {
       return register([[steps, key]]);
+    },
+    watchDrain() {
+      return register([]);
     },
     watchRun(runId, stepKey) {
       return register(

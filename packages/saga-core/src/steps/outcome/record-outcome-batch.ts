@@ -61,20 +61,11 @@ const OUTCOME_PARAMS = [
 ] as const;
 type OutcomeParams = Record<(typeof OUTCOME_PARAMS)[number], string>;
 
-/** A row the outcome statement returns: the step, and what its event and NOTIFY were made of. */
-type OutcomeRow = StepRow & {
-  from_status: string;
-  ev_cause: string;
-  ev_detail: string;
-  ev_notify: boolean;
-  notified: unknown;
-};
-
 /** The grouped outcome's statement (see {@link recordOutcomeBatch}), compiled once (`compiledStatement`). */
-const OUTCOME = compiledStatement<OutcomeParams, OutcomeRow>(
+const OUTCOME = compiledStatement<OutcomeParams, StepRow>(
   OUTCOME_PARAMS,
   (p) =>
-    sql<OutcomeRow>`${preparedAs('saga_record_outcome_batch')}
+    sql<StepRow>`${preparedAs('saga_record_outcome_batch')}
       WITH req AS (
         SELECT * FROM unnest(
           ${p.runId}::text[], ${p.stepIdx}::int[], ${p.toStatus}::text[],
@@ -117,8 +108,8 @@ const OUTCOME = compiledStatement<OutcomeParams, OutcomeRow>(
           FROM upd
          WHERE NOT (attempts = 1 AND from_status = ${StepStatus.INTENDED})
       )
-      SELECT upd.*, CASE WHEN ev_notify THEN pg_notify(${p.channel}, idempotency_key) END AS notified
-        FROM upd`,
+      SELECT ${stepRowColumns()} FROM upd
+       WHERE CASE WHEN ev_notify THEN pg_notify(${p.channel}, idempotency_key) IS NOT NULL ELSE true END`,
 );
 
 /**
@@ -134,7 +125,7 @@ const OUTCOME = compiledStatement<OutcomeParams, OutcomeRow>(
  *              RETURNING s.*, req.from_status),
  *      ev  AS (INSERT INTO step_event_rows … 'TRANSITION', from_status, status, trace_id … FROM upd
  *               WHERE NOT (attempts = 1 AND from_status = 'INTENDED'))
- * SELECT upd.*, pg_notify($channel, idempotency_key) FROM upd;
+ * SELECT <the step's columns> FROM upd WHERE <pg_notify($channel, idempotency_key) where it notifies>;
  * ```
  *
  * The outcome of the step's first attempt (`attempts` = 1) is data of the row (the `outcome_…` columns,
@@ -152,7 +143,10 @@ const OUTCOME = compiledStatement<OutcomeParams, OutcomeRow>(
  * the event's `from` needs no read of the row before the update (nor a row lock beyond the update's own).
  * Each step is held by one lease, so two groups never update the same row; a deadlock is not expected, and
  * would fail only this statement (the caller's group then records each outcome alone). The NOTIFY is
- * delivered only when the statement commits. A record whose compare-and-set matched nothing is absent
+ * sent by the final SELECT's filter, inside a CASE (which Postgres evaluates lazily, unlike `OR`) so that
+ * only a notifying status sends one, and it always passes (`pg_notify` returns a non-null void): the rows
+ * come back with the step's columns alone, nothing for the caller to strip. It is delivered only when the
+ * statement commits. A record whose compare-and-set matched nothing is absent
  * from the result (match rows to records by `run_id`, `step_idx`) and nothing was written for it: the caller decides (late outcome, or dropped) on its
  * slow path, `recordOutcome`. The rule this form keeps with `recordOutcomeSlow`: README.md here.
  */
@@ -186,9 +180,7 @@ export async function recordOutcomeBatch(
     leaseOwner,
     channel: stepSettledChannel(schema),
   });
-  return r.rows.map(
-    ({ from_status: _f, ev_cause: _c, ev_detail: _d, ev_notify: _n, notified: _x, ...row }) => row,
-  );
+  return r.rows;
 }
 
 const SETTLED: ReadonlySet<string> = new Set(SETTLED_STEP_STATUSES);

@@ -26,20 +26,18 @@ export function compiledStatement<P extends Record<string, unknown>, R>(
   names: readonly (keyof P & string)[],
   build: (p: Readonly<P>) => RawBuilder<R>,
 ): CompiledStatement<P, R> {
-  let text: string | undefined;
-  let fill: ((params: Readonly<P>) => unknown[]) | undefined;
+  let compiled: { readonly text: string; readonly fill: (params: Readonly<P>) => unknown[] } | undefined;
+  const compile = (db: SagaDb): NonNullable<typeof compiled> => {
+    const slots = Object.fromEntries(names.map((n) => [n, new Slot(n)])) as unknown as P;
+    const { sql: text, parameters } = build(slots).compile(db);
+    const unused = names.filter((n) => !parameters.some((p) => p instanceof Slot && p.name === n));
+    if (unused.length > 0) throw new Error(`compiledStatement: ${unused.join(', ')} not in the template`);
+    return { text, fill: (values) => parameters.map((p) => (p instanceof Slot ? values[p.name] : p)) };
+  };
   return {
     execute(db, params) {
-      if (text === undefined || fill === undefined) {
-        const slots = Object.fromEntries(names.map((n) => [n, new Slot(n)])) as unknown as P;
-        const compiled = build(slots).compile(db);
-        const parameters = [...compiled.parameters];
-        const unused = names.filter((n) => !parameters.some((p) => p instanceof Slot && p.name === n));
-        if (unused.length > 0) throw new Error(`compiledStatement: ${unused.join(', ')} not in the template`);
-        text = compiled.sql;
-        fill = (values) => parameters.map((p) => (p instanceof Slot ? values[p.name] : p));
-      }
-      return db.executeQuery<R>(CompiledQuery.raw(text, fill(params)));
+      compiled ??= compile(db);
+      return db.executeQuery<R>(CompiledQuery.raw(compiled.text, compiled.fill(params)));
     },
   };
 }

@@ -26,8 +26,9 @@ export interface SettleWaiter {
   start(): Promise<void>;
   watch(key: string): StepWatch;
   /**
-   * A wait that no notification wakes: only its timeout, or the waiter draining (`closed`). For a request
-   * whose answer comes from elsewhere (the inline attempt it runs), that must still answer at once on drain.
+   * A wait no step's or run's NOTIFY wakes: only its timeout, the waiter draining (`closed`), or the LISTEN
+   * session coming back (`notified`, as every watch is). For a request whose answer comes from elsewhere (the
+   * inline attempt it runs), that must still answer at once on drain.
    */
   watchDrain(): StepWatch;
   /**

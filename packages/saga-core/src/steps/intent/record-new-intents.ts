@@ -77,7 +77,10 @@ const ITEM_OPERATION: OperationSql = {
   identity: sql`i.identity`,
 };
 
-/** The grouped intake's parameters: one array literal per column, in the order of the items sent. */
+/**
+ * The grouped intake's parameters: one array literal per column of `i`, in the order of the items sent, then
+ * the runs to lock and the relays' grace in seconds.
+ */
 const INTAKE_PARAMS = [
   'runId',
   'tenantId',

@@ -42,7 +42,10 @@ export function outcomeDetail(o: OutcomeRecord): Record<string, unknown> {
   };
 }
 
-/** The grouped outcome's parameters: one array literal per column, in the order of the records. */
+/**
+ * The grouped outcome's parameters: one array literal per column of `req`, in the order of the records, then
+ * the lease owner and the NOTIFY channel.
+ */
 const OUTCOME_PARAMS = [
   'runId',
   'stepIdx',

@@ -77,7 +77,12 @@ export {
 export { findUnstorableText, unstorableReason } from './util/unstorable-text.js';
 export { McpMetaKey } from './mcp/mcp-meta-key.js';
 export { ref, isStepRef, resolveRefs, type StepRef } from './tools/ref.js';
-export { runUnderDeadline, type Deadline, type DeadlineResult } from './tools/run-under-deadline.js';
+export {
+  runUnderDeadline,
+  type AbortHandle,
+  type Deadline,
+  type DeadlineResult,
+} from './tools/run-under-deadline.js';
 export {
   settleFromLookup,
   decideLookupVerdict,
@@ -200,7 +205,17 @@ export { readStepDecisions } from './steps/intent/read-step-decisions.js';
 export { recordNewIntents, type IntakeClaim, type NewIntent } from './steps/intent/record-new-intents.js';
 export { listStepEvents } from './steps/list-step-events.js';
 export { INTAKE_CLAIM_CAUSE, STANDARD_EVENT_COLUMNS } from './steps/standard-events.js';
-export { STEP_ROW_COLUMNS, stepRowColumns } from './steps/step-row-columns.js';
+export {
+  STEP_CHANGING_COLUMNS,
+  STEP_FIXED_COLUMNS,
+  STEP_ROW_COLUMNS,
+  stepChangesColumns,
+  stepRowColumns,
+  withChanges,
+  type StepChanges,
+  type StepFixedColumn,
+  type StepPatch,
+} from './steps/step-row-columns.js';
 export {
   classifyToolError,
   type StoredToolError,
@@ -534,7 +549,6 @@ export type {
   Database,
   RunRow,
   StepRow,
-  StepPatch,
   StepEventRow,
   OutboxRow,
   StoredCompensation,

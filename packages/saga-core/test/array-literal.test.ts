@@ -26,6 +26,9 @@ describe('arrayLiteral', () => {
       '\\"both\\"',
       'ünïcödé ✓ 日本',
       'line\nbreak\ttab',
+      'bell \u0007 and DEL \u007f',
+      'emoji 😀 outside the BMP',
+      'emoji 😀 and "quotes" \\ both',
       JSON.stringify({ n: 1, s: 'a "q" \\ b', nested: { list: [1, 'two', null] } }),
       null,
     ];

@@ -8,6 +8,7 @@ import {
   LATE_OUTCOME_CAUSE,
   recordOutcome,
   runNotRunningCause,
+  STEP_ROW_COLUMNS,
   StepStatus,
 } from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
@@ -142,21 +143,29 @@ describe('recordOutcome', () => {
   it('records under the lease and clears it; another owner cannot record', async () => {
     const row = await intent('o-1');
     await claim(row.idempotency_key, 'w1');
-    const other = await recordOutcome(env.db, {
-      runId: 'o-1',
-      stepIdx: 0,
-      leaseOwner: 'w2',
-      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'X', result: {} } },
-      schema: env.schema,
-    });
+    const other = await recordOutcome(
+      env.db,
+      {
+        runId: 'o-1',
+        stepIdx: 0,
+        leaseOwner: 'w2',
+        outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'X', result: {} } },
+        schema: env.schema,
+      },
+      row,
+    );
     expect(other).toEqual({ kind: 'dropped', status: 'INTENDED' });
-    const mine = await recordOutcome(env.db, {
-      runId: 'o-1',
-      stepIdx: 0,
-      leaseOwner: 'w1',
-      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'SUP-1', result: { k: 1 } } },
-      schema: env.schema,
-    });
+    const mine = await recordOutcome(
+      env.db,
+      {
+        runId: 'o-1',
+        stepIdx: 0,
+        leaseOwner: 'w1',
+        outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'SUP-1', result: { k: 1 } } },
+        schema: env.schema,
+      },
+      row,
+    );
     expect(mine.kind).toBe('recorded');
     if (mine.kind === 'recorded')
       expect(mine.row).toMatchObject({
@@ -167,18 +176,47 @@ describe('recordOutcome', () => {
       });
   });
 
+  it("answers the recorded row as the log holds it: the claimed step with the outcome's changes", async () => {
+    const row = await intent('o-whole');
+    const claimed = await claim(row.idempotency_key, 'w1');
+    if (claimed.kind !== 'claimed') throw new Error(`not claimed: ${claimed.kind}`);
+    const outcome = {
+      status: StepStatus.CONFIRMED,
+      effect: { externalRef: 'SUP-9', result: { id: 9 } },
+    } as const;
+    const recorded = await recordOutcome(
+      env.db,
+      { runId: 'o-whole', stepIdx: 0, leaseOwner: 'w1', outcome, schema: env.schema },
+      claimed.row,
+    );
+    if (recorded.kind !== 'recorded') throw new Error(`not recorded: ${recorded.kind}`);
+    const stored = await env.db
+      .selectFrom('saga_log')
+      .select([...STEP_ROW_COLUMNS])
+      .where('run_id', '=', 'o-whole')
+      .where('step_idx', '=', 0)
+      .executeTakeFirstOrThrow();
+    // Every column: the ones the outcome changed (status, effect, lease, updated_at) and the ones it kept.
+    expect(recorded.row).toEqual(stored);
+    expect(recorded.row).toMatchObject({ status: 'CONFIRMED', external_ref: 'SUP-9', lease_owner: null });
+  });
+
   it('records an effect that arrives after lease expiry as UNKNOWN → CONFIRMED (late outcome)', async () => {
     const row = await intent('o-2');
     await claim(row.idempotency_key, 'w1');
     await expireLease(row.idempotency_key);
     await claim(row.idempotency_key, 'w2'); // → UNKNOWN
-    const late = await recordOutcome(env.db, {
-      runId: 'o-2',
-      stepIdx: 0,
-      leaseOwner: 'w1',
-      outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'SUP-2', result: null } },
-      schema: env.schema,
-    });
+    const late = await recordOutcome(
+      env.db,
+      {
+        runId: 'o-2',
+        stepIdx: 0,
+        leaseOwner: 'w1',
+        outcome: { status: StepStatus.CONFIRMED, effect: { externalRef: 'SUP-2', result: null } },
+        schema: env.schema,
+      },
+      row,
+    );
     expect(late.kind).toBe('late');
     const events = await env.db
       .selectFrom('step_events')
@@ -198,13 +236,17 @@ describe('recordOutcome', () => {
     await claim(row.idempotency_key, 'w1');
     await expireLease(row.idempotency_key);
     await claim(row.idempotency_key, 'w2'); // → UNKNOWN
-    const failed = await recordOutcome(env.db, {
-      runId: 'o-3',
-      stepIdx: 0,
-      leaseOwner: 'w1',
-      outcome: { status: StepStatus.UNKNOWN, error: { code: 'TOOL_TIMEOUT', message: 't' } },
-      schema: env.schema,
-    });
+    const failed = await recordOutcome(
+      env.db,
+      {
+        runId: 'o-3',
+        stepIdx: 0,
+        leaseOwner: 'w1',
+        outcome: { status: StepStatus.UNKNOWN, error: { code: 'TOOL_TIMEOUT', message: 't' } },
+        schema: env.schema,
+      },
+      row,
+    );
     expect(failed).toEqual({ kind: 'dropped', status: 'UNKNOWN' });
     const after = await env.db
       .selectFrom('saga_log')

@@ -6,7 +6,7 @@ import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { runUnderDeadline } from '@agent-saga/core';
+import { runUnderDeadline, type AbortHandle } from '@agent-saga/core';
 
 const never = () => new Promise<never>(() => {});
 
@@ -21,7 +21,7 @@ describe('runUnderDeadline', () => {
     const shutdown = new AbortController();
     const r = await runUnderDeadline(
       { timeoutMs: 1_000, timeoutError: () => new Error('late'), shutdownSignal: shutdown.signal },
-      (signal) => Promise.resolve(signal.aborted),
+      (abort) => Promise.resolve(abort.signal.aborted),
     );
     expect(r).toEqual({ ok: true, value: false });
   });
@@ -40,7 +40,7 @@ describe('runUnderDeadline', () => {
     let seen: AbortSignal | undefined;
     const pending = runUnderDeadline(
       { timeoutMs: 10_000, timeoutError: () => new Error('late'), shutdownSignal: shutdown.signal },
-      (signal) => ((seen = signal), never()),
+      (abort) => ((seen = abort.signal), never()),
     );
     setTimeout(() => shutdown.abort(new Error('draining')), 10);
     const r = await pending;
@@ -54,9 +54,33 @@ describe('runUnderDeadline', () => {
     shutdown.abort(new Error('draining'));
     const r = await runUnderDeadline(
       { timeoutMs: 10_000, timeoutError: () => new Error('late'), shutdownSignal: shutdown.signal },
-      (signal) => Promise.resolve(signal.aborted),
+      (abort) => Promise.resolve(abort.signal.aborted),
     );
     expect(r).toMatchObject({ ok: false, reason: 'shutdown' });
+  });
+
+  it('gives a call that reads its signal only after the deadline a signal already aborted by it', async () => {
+    let handle: AbortHandle | undefined;
+    const r = await runUnderDeadline(
+      { timeoutMs: 10, timeoutError: () => new Error('late') },
+      (abort) => ((handle = abort), never()),
+    );
+    expect(r).toMatchObject({ ok: false, reason: 'timeout', error: new Error('late') });
+    expect(handle?.signal.aborted).toBe(true);
+    expect(handle?.signal.reason).toEqual(new Error('late'));
+  });
+
+  it('answers with the value of a call that ends first, and a throw of the call as not ok with no reason', async () => {
+    const deadline = { timeoutMs: 1_000, timeoutError: () => new Error('late') };
+    await expect(runUnderDeadline(deadline, () => Promise.resolve(7))).resolves.toEqual({
+      ok: true,
+      value: 7,
+    });
+    await expect(
+      runUnderDeadline(deadline, () => {
+        throw new Error('thrown before any promise');
+      }),
+    ).resolves.toEqual({ ok: false, error: new Error('thrown before any promise'), reason: undefined });
   });
 
   it('puts one listener on the shutdown signal however many calls run, ended whichever way', async () => {
@@ -88,7 +112,9 @@ describe('runUnderDeadline', () => {
     };
     const given: WeakRef<AbortSignal>[] = [];
     for (let i = 0; i < 20; i++)
-      await runUnderDeadline(deadline, (signal) => Promise.resolve(void given.push(new WeakRef(signal))));
+      await runUnderDeadline(deadline, (abort) =>
+        Promise.resolve(void given.push(new WeakRef(abort.signal))),
+      );
     // WeakRef targets are held until the current job ends: collect from a later turn.
     await new Promise((r) => setTimeout(r, 0));
     collectGarbage();

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { ApprovalKind, ApprovalStatus } from '../review/approvals/approval-status.js';
 import type { CompensationStatus } from '../compensations/compensation-status.js';
 import type { CorrectionStatus } from '../review/corrections/correction-status.js';
@@ -385,7 +385,6 @@ export type StoredEventColumn = Extract<
   | 'intake_decision'
 >;
 export type NewStepRow = Insertable<SagaLogTable>;
-export type StepPatch = Updateable<SagaLogTable>;
 export type StepEventRow = Selectable<StepEventsView>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type CompensationRow = Selectable<CompensationsTable>;

@@ -19,6 +19,8 @@ import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 export function lazyChildLogger(parent: Logger, bindings: Bindings, options?: ChildLoggerOptions): Logger {
   let child: Logger | undefined;
   const made = (): Logger => (child ??= parent.child(bindings, options));
+  /** The enabled log methods handed out before the child exists, one each (read on every request). */
+  const writers = Object.create(null) as Partial<LogMethods>;
   return new Proxy(parent, {
     get(_target, prop) {
       if (!child && options?.level === undefined) {
@@ -27,7 +29,8 @@ export function lazyChildLogger(parent: Logger, bindings: Bindings, options?: Ch
         // The log methods are the parent's levels (`levels.values`: pino's six and any custom ones).
         if (typeof prop === 'string' && Object.hasOwn(parent.levels.values, prop))
           return parent.isLevelEnabled(prop)
-            ? (...args: unknown[]): void => (made() as unknown as LogMethods)[prop]!(...args)
+            ? (writers[prop] ??= (...args: unknown[]): void =>
+                (made() as unknown as LogMethods)[prop]!(...args))
             : NOOP;
         // Whether a level is on is the parent's answer until the child exists (it has the parent's level).
         if (prop === 'isLevelEnabled') return levelCheckOf(parent);

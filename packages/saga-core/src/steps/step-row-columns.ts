@@ -1,13 +1,19 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { StepRow } from '../db/schema.js';
+import { sql, type RawBuilder, type Updateable } from 'kysely';
+import type { SagaLogTable, StepRow } from '../db/schema.js';
 
 /**
- * The columns of a step as its readers get it (`StepRow`): the `saga_log` row without the standard events it
- * stores (migration 0022; they are read through the view `step_events`). The hot statements return these
- * rather than `*`: 14 fewer columns, three of them timestamps, for `pg` to parse in every row of every call
- * (the API's intake and outcome, the executor's claim, the compensator's read of its runs).
+ * The columns of a step that its intake writes once and nothing changes after: what the step is (its run,
+ * index, tool, key, arguments, compensation, audience, trace) as opposed to where it stands. Every other
+ * column of a step is a {@link STEP_CHANGING_COLUMNS} one. {@link StepPatch}, the
+ * type of every update a transition makes, leaves these out, so no code path can change one without this
+ * list changing first.
+ *
+ * Why it is written down: a statement that updates a step the caller already holds (the outcome of an
+ * attempt, under the lease its claim took) returns only the changing columns and the caller keeps the rest
+ * from its row ({@link withChanges}): on the API's hot path, half the columns of each outcome row not parsed
+ * (three `bytea`, the arguments' and compensation's JSON, an array, a timestamp).
  */
-export const STEP_ROW_COLUMNS = [
+export const STEP_FIXED_COLUMNS = [
   'run_id',
   'step_idx',
   'tenant_id',
@@ -26,6 +32,14 @@ export const STEP_ROW_COLUMNS = [
   'depends_on',
   'created_at',
   'approval_id',
+] as const satisfies readonly (keyof StepRow)[];
+export type StepFixedColumn = (typeof STEP_FIXED_COLUMNS)[number];
+
+/** What a transition may change of a step: never a column its intake fixed. */
+export type StepPatch = Omit<Updateable<SagaLogTable>, StepFixedColumn>;
+
+/** The columns of a step that its attempts, outcomes, reconciliation and unwinding change. */
+export const STEP_CHANGING_COLUMNS = [
   'compensation_status',
   'reconcile_attempts',
   'next_reconcile_at',
@@ -41,11 +55,36 @@ export const STEP_ROW_COLUMNS = [
   'lease_owner',
   'outcome_delivered',
   'updated_at',
-] as const satisfies readonly (keyof StepRow)[];
+] as const satisfies readonly Exclude<keyof StepRow, StepFixedColumn>[];
+
+/**
+ * The columns of a step as its readers get it (`StepRow`): the `saga_log` row without the standard events it
+ * stores (migration 0022; they are read through the view `step_events`). The hot statements return these
+ * rather than `*`: 14 fewer columns, three of them timestamps, for `pg` to parse in every row of every call
+ * (the API's intake and outcome, the executor's claim, the compensator's read of its runs). The fixed
+ * columns first, then the changing ones.
+ */
+export const STEP_ROW_COLUMNS = [...STEP_FIXED_COLUMNS, ...STEP_CHANGING_COLUMNS] as const;
 
 /** A compile-time check that {@link STEP_ROW_COLUMNS} lists every column of `StepRow`. */
 type Unlisted = Exclude<keyof StepRow, (typeof STEP_ROW_COLUMNS)[number]>;
 export const STEP_ROW_COLUMNS_COMPLETE: [Unlisted] extends [never] ? true : Unlisted = true;
+
+/** A step's changing columns as a statement returns them, with the step's primary key to match them by. */
+export type StepChanges = Pick<StepRow, 'run_id' | 'step_idx' | Exclude<keyof StepRow, StepFixedColumn>>;
+
+/** The step `held` (read or written earlier by the caller) with the `changes` a statement returned for it. */
+export function withChanges(held: StepRow, changes: StepChanges): StepRow {
+  return { ...held, ...changes };
+}
+
+/**
+ * `run_id`, `step_idx` and {@link STEP_CHANGING_COLUMNS} as a select or RETURNING list (a `StepChanges`),
+ * each qualified by `alias` when given (see {@link stepRowColumns}).
+ */
+export function stepChangesColumns(alias?: string): RawBuilder<unknown> {
+  return columnList(`changes ${alias ?? ''}`, ['run_id', 'step_idx', ...STEP_CHANGING_COLUMNS], alias);
+}
 
 const lists = new Map<string, RawBuilder<unknown>>();
 
@@ -56,12 +95,15 @@ const lists = new Map<string, RawBuilder<unknown>>();
  * piece of text.
  */
 export function stepRowColumns(alias?: string): RawBuilder<unknown> {
-  const key = alias ?? '';
+  return columnList(`row ${alias ?? ''}`, STEP_ROW_COLUMNS, alias);
+}
+
+function columnList(key: string, columns: readonly string[], alias: string | undefined): RawBuilder<unknown> {
   let list = lists.get(key);
   if (!list) {
     if (alias !== undefined && !/^[a-z_][a-z0-9_]*$/.test(alias))
       throw new Error(`not a table alias: ${alias}`);
-    list = sql.raw(STEP_ROW_COLUMNS.map((c) => (alias === undefined ? c : `${alias}.${c}`)).join(', '));
+    list = sql.raw(columns.map((c) => (alias === undefined ? c : `${alias}.${c}`)).join(', '));
     lists.set(key, list);
   }
   return list;

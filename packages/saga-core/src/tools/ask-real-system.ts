@@ -54,7 +54,7 @@ export async function askRealSystem<T>(
       timeoutMs: tool.timeoutMs,
       timeoutError: () => new Error(`${what} timed out after ${tool.timeoutMs} ms`),
     },
-    (signal) =>
+    (abort) =>
       ask({
         idempotencyKey: step.idempotency_key,
         runId: step.run_id,
@@ -62,7 +62,9 @@ export async function askRealSystem<T>(
         tenantId: step.tenant_id,
         args: step.args,
         intendedAt: step.created_at,
-        signal,
+        get signal() {
+          return abort.signal;
+        },
         logger: log,
         traceparent: span.traceparent,
       }),

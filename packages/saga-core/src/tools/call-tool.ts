@@ -47,7 +47,14 @@ export async function callTool(
       timeoutError: () => new OutcomeUnknownError(`tool ${tool.name} timed out after ${tool.timeoutMs} ms`),
       ...(shutdownSignal ? { shutdownSignal } : {}),
     },
-    (signal) => tool.execute(args, { ...ctx, signal }),
+    // The signal is read through: a tool that never reads it costs no AbortController (runUnderDeadline).
+    (abort) =>
+      tool.execute(args, {
+        ...ctx,
+        get signal() {
+          return abort.signal;
+        },
+      }),
   );
   if (!call.ok) return { ok: false, error: call.error, reason: call.reason, durationMs: durationMs() };
   const parsed = effectSchema.safeParse(call.value);

@@ -15,50 +15,79 @@ export interface Deadline {
 }
 
 /**
- * The one rule for calling the real system: `run` gets an abort signal that fires at `timeoutMs` or on
- * shutdown, and the caller stops waiting when it fires even if `run` ignores its signal (a call that
- * hangs is an error, never an answer). Never throws: a throw of `run` or a cut-off is `ok: false`.
- *
- * One `AbortController` per call, aborted by whichever cut-off comes first, and no listener on it: the
- * timer and the shutdown end the wait themselves. The shutdown signal lives as long as the process, so a
- * call does not add a listener to it either (Node's `EventTarget` keeps one object per listener, and a
- * composite from `AbortSignal.any` is kept alive while it has an abort listener, about 3 kB per call on
- * Node 20): the calls under way are a set behind one listener per signal (`onShutdown`), and each call
- * leaves it when it ends. This is on every tool call's path (docs/benchmarks.md).
+ * The abort signal of one bounded call, made when first read: it fires at the deadline or on shutdown,
+ * and a signal first read after a cut-off is born aborted with the cut-off's reason.
  */
-export async function runUnderDeadline<T>(
-  deadline: Deadline,
-  run: (signal: AbortSignal) => Promise<T>,
-): Promise<DeadlineResult<T>> {
-  const controller = new AbortController();
-  let cutBy: 'timeout' | 'shutdown' | undefined;
-  let endWait: (reason: unknown) => void = () => {};
-  const cutOff = new Promise<never>((_, reject) => {
-    endWait = (reason) => reject(reason instanceof Error ? reason : new OutcomeUnknownError('aborted'));
-  });
-  cutOff.catch(() => {}); // settled after the race is decided: not an unhandled rejection
-  const cut = (by: 'timeout' | 'shutdown', reason: unknown): void => {
-    if (cutBy) return;
-    cutBy = by;
-    controller.abort(reason);
-    endWait(reason);
-  };
-  const timer = setTimeout(() => cut('timeout', deadline.timeoutError()), deadline.timeoutMs);
-  const shutdown = deadline.shutdownSignal;
-  const leave = shutdown ? onShutdown(shutdown, () => cut('shutdown', shutdown.reason)) : undefined;
-  try {
-    // `Promise.resolve().then`: a `run` that throws synchronously is a failed call, not a crash.
-    const value = await Promise.race([Promise.resolve().then(() => run(controller.signal)), cutOff]);
-    return { ok: true, value };
-  } catch (error) {
-    return { ok: false, error, reason: cutBy };
-  } finally {
-    clearTimeout(timer);
-    leave?.();
-  }
+export interface AbortHandle {
+  readonly signal: AbortSignal;
 }
 
-/** Per shutdown signal, the cut-offs of the calls under way behind it. */
+/**
+ * The one rule for calling the real system: `run` gets an abort signal (`abort.signal`) that fires at
+ * `timeoutMs` or on shutdown, and the caller stops waiting when it fires even if `run` ignores its signal
+ * (a call that hangs is an error, never an answer). Never throws: a throw of `run` or a cut-off is
+ * `ok: false`.
+ *
+ * What it costs per call, on every tool call's path (docs/benchmarks.md): one timer and one promise. The
+ * `AbortController` is made only if `run` reads its signal (a tool that never looks at it, a quick call to a
+ * local system, costs none: an `AbortController` is an `EventTarget`, about 1 kB). The wait ends by
+ * whichever settles first, the call or a cut-off, through one settle function rather than a race of two
+ * promises. The shutdown signal lives as long as the process, so a call adds no listener to it (Node's
+ * `EventTarget` keeps one object per listener, and a composite from `AbortSignal.any` is kept alive while it
+ * has an abort listener, about 3 kB per call on Node 20): the calls under way are a set behind one listener
+ * per signal (`onShutdown`), and each call leaves it when it ends.
+ */
+export function runUnderDeadline<T>(
+  deadline: Deadline,
+  run: (abort: AbortHandle) => Promise<T>,
+): Promise<DeadlineResult<T>> {
+  return new Promise<DeadlineResult<T>>((resolve) => {
+    let controller: AbortController | undefined;
+    let cutBy: 'timeout' | 'shutdown' | undefined;
+    let cutReason: unknown;
+    let settled = false;
+    let leave: (() => void) | undefined;
+    const settle = (result: DeadlineResult<T>): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      leave?.();
+      resolve(result);
+    };
+    const cut = (by: 'timeout' | 'shutdown', reason: unknown): void => {
+      if (cutBy || settled) return;
+      cutBy = by;
+      cutReason = reason;
+      controller?.abort(reason);
+      settle({
+        ok: false,
+        error: reason instanceof Error ? reason : new OutcomeUnknownError('aborted'),
+        reason: by,
+      });
+    };
+    const abort: AbortHandle = {
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (cutBy) controller.abort(cutReason);
+        }
+        return controller.signal;
+      },
+    };
+    const timer = setTimeout(() => cut('timeout', deadline.timeoutError()), deadline.timeoutMs);
+    const shutdown = deadline.shutdownSignal;
+    // A shutdown already under way cuts the call here, before `leave` is set: `settle` then has none to call.
+    if (shutdown) leave = onShutdown(shutdown, () => cut('shutdown', shutdown.reason));
+    // `Promise.resolve().then`: a `run` that throws synchronously is a failed call, not a crash.
+    Promise.resolve()
+      .then(() => run(abort))
+      .then(
+        (value) => settle({ ok: true, value }),
+        (error: unknown) => settle({ ok: false, error, reason: cutBy }),
+      );
+  });
+}
+
 const underWay = new WeakMap<AbortSignal, Set<() => void>>();
 
 /**

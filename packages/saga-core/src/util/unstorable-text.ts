@@ -15,30 +15,53 @@ export function unstorableReason(s: string): string | null {
 /**
  * The first string in `value` (an object key included) that cannot be stored, as a dotted path under
  * `root` (`args.note`, `args.items.2`), with the reason; null when everything can.
+ *
+ * Run on every request body (the API's `preValidation` hook): it walks without allocating, and builds the
+ * path only for the string it finds.
  */
 export function findUnstorableText(
   value: unknown,
   root: string,
 ): { readonly field: string; readonly reason: string } | null {
-  if (typeof value === 'string') {
-    const reason = unstorableReason(value);
-    return reason === null ? null : { field: root, reason };
-  }
+  const path: string[] = [];
+  const reason = firstUnstorable(value, path);
+  if (reason === null) return null;
+  path.reverse();
+  return { field: (root === '' ? path : [root, ...path]).join('.'), reason };
+}
+
+/** The reason of the first unstorable string in `value`; its keys pushed to `path`, innermost first. */
+function firstUnstorable(value: unknown, path: string[]): string | null {
+  if (typeof value === 'string') return unstorableReason(value);
   if (value === null || typeof value !== 'object') return null;
-  const entries: [string, unknown][] = Array.isArray(value)
-    ? value.map((v, i) => [String(i), v])
-    : Object.entries(value as Record<string, unknown>);
-  for (const [key, v] of entries) {
-    const field = root === '' ? key : `${root}.${key}`;
-    const keyReason = Array.isArray(value) ? null : unstorableReason(key);
-    if (keyReason !== null) return { field, reason: `its name ${keyReason}` };
-    const found = findUnstorableText(v, field);
-    if (found) return found;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const reason = firstUnstorable(value[i], path);
+      if (reason !== null) {
+        path.push(String(i));
+        return reason;
+      }
+    }
+    return null;
+  }
+  const record = value as Record<string, unknown>;
+  // Own enumerable string keys, in `Object.entries` order, without building the entries.
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const keyReason = unstorableReason(key);
+    if (keyReason !== null) {
+      path.push(key);
+      return `its name ${keyReason}`;
+    }
+    const reason = firstUnstorable(record[key], path);
+    if (reason !== null) {
+      path.push(key);
+      return reason;
+    }
   }
   return null;
 }
 
-/** `String.prototype.isWellFormed` (Node 20), typed here while the lib target is ES2023. */
 function isWellFormed(s: string): boolean {
   return (s as string & { isWellFormed(): boolean }).isWellFormed();
 }

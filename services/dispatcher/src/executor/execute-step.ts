@@ -272,9 +272,10 @@ export async function runClaimedStep(
   };
   let recorded: RecordOutcomeResult;
   if (d.groups) {
-    const grouped = await d.groups.outcome.submit(deliverTo?.() ? { ...input, deliver: true } : input);
+    // `deliverTo` is asked here, as the outcome is handed to its statement (see InlineSlot.run).
+    const grouped = await d.groups.outcome.submit({ ...input, held: row, deliver: deliverTo?.() === true });
     recorded = grouped ? { kind: 'recorded', row: grouped } : await recordOutcomeSlow(d.db, input);
-  } else recorded = await recordOutcome(d.db, input);
+  } else recorded = await recordOutcome(d.db, input, row);
   if (recorded.kind === 'dropped')
     logger.error(
       { outcome: outcome.status, status: recorded.status },

@@ -5,6 +5,7 @@ import {
   type OutcomeRecord,
   type SagaDb,
   type StepRow,
+  withChanges,
 } from '@agent-saga/core';
 import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
 
@@ -18,13 +19,17 @@ import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
  */
 export interface ExecutorGroups {
   readonly claim: StatementGroup<ClaimRequest, StepRow | null>;
-  readonly outcome: StatementGroup<OutcomeRecord & { readonly leaseOwner: string }, StepRow | null>;
+  /** Each outcome with the step as its claim left it (`held`): the group answers the recorded row. */
+  readonly outcome: StatementGroup<GroupedOutcome, StepRow | null>;
 }
 
 /**
  * Why 50: the executor's default concurrency, so a full group is every job of the process; a bigger
  * statement would only wait for jobs that cannot exist.
  */
+/** An outcome to record, with the step its attempt holds (see `recordOutcomeBatch`: its changes come back). */
+export type GroupedOutcome = OutcomeRecord & { readonly leaseOwner: string; readonly held: StepRow };
+
 const MAX_GROUP = 50;
 
 export function createExecutorGroups(d: {
@@ -56,11 +61,14 @@ export function createExecutorGroups(d: {
       async run(items) {
         // A step is held by one lease, so one outcome per step; a second one for the same step (impossible
         // under the lease) would go to the slow path rather than into the same statement.
-        const firsts = new Map<string, OutcomeRecord>();
+        const firsts = new Map<string, GroupedOutcome>();
         for (const it of items) if (!firsts.has(stepId(it))) firsts.set(stepId(it), it);
-        const rows = await recordOutcomeBatch(d.db, d.workerId, [...firsts.values()], d.schema);
-        const byStep = new Map(rows.map((r) => [`${r.run_id}\u0000${r.step_idx}`, r]));
-        return items.map((it) => (firsts.get(stepId(it)) === it ? (byStep.get(stepId(it)) ?? null) : null));
+        const changes = await recordOutcomeBatch(d.db, d.workerId, [...firsts.values()], d.schema);
+        const byStep = new Map(changes.map((c) => [`${c.run_id}\u0000${c.step_idx}`, c]));
+        return items.map((it) => {
+          const recorded = firsts.get(stepId(it)) === it ? byStep.get(stepId(it)) : undefined;
+          return recorded ? withChanges(it.held, recorded) : null;
+        });
       },
     }),
   };

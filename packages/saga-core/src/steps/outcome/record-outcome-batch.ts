@@ -4,9 +4,8 @@ import type { SagaDb } from '../../db/connect.js';
 import { arrayLiteral, type ArrayElement } from '../../db/array-literal.js';
 import { compiledStatement } from '../../db/compiled-statement.js';
 import { preparedAs } from '../../db/prepared-statements.js';
-import type { StepRow } from '../../db/schema.js';
 import { setOutcomeEvent, TOOL_RETURNED_CAUSE } from '../standard-events.js';
-import { stepRowColumns } from '../step-row-columns.js';
+import { stepChangesColumns, type StepChanges } from '../step-row-columns.js';
 import { StepEventKind } from '../step-event-kind.js';
 import { SETTLED_STEP_STATUSES, StepStatus } from '../step-status.js';
 import { allowedSources } from '../step-transitions.js';
@@ -65,10 +64,10 @@ const OUTCOME_PARAMS = [
 type OutcomeParams = Record<(typeof OUTCOME_PARAMS)[number], string>;
 
 /** The grouped outcome's statement (see {@link recordOutcomeBatch}), compiled once (`compiledStatement`). */
-const OUTCOME = compiledStatement<OutcomeParams, StepRow>(
+const OUTCOME = compiledStatement<OutcomeParams, StepChanges>(
   OUTCOME_PARAMS,
   (p) =>
-    sql<StepRow>`${preparedAs('saga_record_outcome_batch')}
+    sql<StepChanges>`${preparedAs('saga_record_outcome_batch')}
       WITH req AS (
         SELECT * FROM unnest(
           ${p.runId}::text[], ${p.stepIdx}::int[], ${p.toStatus}::text[],
@@ -102,17 +101,17 @@ const OUTCOME = compiledStatement<OutcomeParams, StepRow>(
          WHERE s.run_id = req.run_id AND s.step_idx = req.step_idx
            AND s.status = req.from_status
            AND s.lease_owner = ${p.leaseOwner}
-        RETURNING ${stepRowColumns('s')}, req.from_status, req.cause AS ev_cause, req.detail AS ev_detail,
-                  req.notify AS ev_notify
+        RETURNING ${stepChangesColumns('s')}, s.idempotency_key AS ev_key, s.trace_id AS ev_trace,
+                  req.from_status, req.cause AS ev_cause, req.detail AS ev_detail, req.notify AS ev_notify
       ), ev AS (
         INSERT INTO step_event_rows (run_id, step_idx, kind, from_status, to_status, cause, detail, trace_id)
         SELECT run_id, step_idx, ${StepEventKind.TRANSITION}, from_status, status, ev_cause, ev_detail::jsonb,
-               trace_id
+               ev_trace
           FROM upd
          WHERE NOT (attempts = 1 AND from_status = ${StepStatus.INTENDED})
       )
-      SELECT ${stepRowColumns()} FROM upd
-       WHERE CASE WHEN ev_notify THEN pg_notify(${p.channel}, idempotency_key) IS NOT NULL ELSE true END`,
+      SELECT ${stepChangesColumns()} FROM upd
+       WHERE CASE WHEN ev_notify THEN pg_notify(${p.channel}, ev_key) IS NOT NULL ELSE true END`,
 );
 
 /**
@@ -125,10 +124,10 @@ const OUTCOME = compiledStatement<OutcomeParams, StepRow>(
  *      upd AS (UPDATE saga_log s SET status = req.to_status, … FROM req
  *                     outcome_event_id = CASE WHEN attempts = 1 THEN nextval(…) ELSE … END, outcome_…
  *               WHERE <same row> AND s.status = req.from_status AND s.lease_owner = $owner
- *              RETURNING s.*, req.from_status),
+ *              RETURNING <the step's changing columns>, s.idempotency_key, s.trace_id, req.from_status),
  *      ev  AS (INSERT INTO step_event_rows … 'TRANSITION', from_status, status, trace_id … FROM upd
  *               WHERE NOT (attempts = 1 AND from_status = 'INTENDED'))
- * SELECT <the step's columns> FROM upd WHERE <pg_notify($channel, idempotency_key) where it notifies>;
+ * SELECT <the step's changing columns> FROM upd WHERE <pg_notify($channel, idempotency_key) where it notifies>;
  * ```
  *
  * The outcome of the step's first attempt (`attempts` = 1) is data of the row (the `outcome_…` columns,
@@ -147,8 +146,11 @@ const OUTCOME = compiledStatement<OutcomeParams, StepRow>(
  * Each step is held by one lease, so two groups never update the same row; a deadlock is not expected, and
  * would fail only this statement (the caller's group then records each outcome alone). The NOTIFY is
  * sent by the final SELECT's filter, inside a CASE (which Postgres evaluates lazily, unlike `OR`) so that
- * only a notifying status sends one, and it always passes (`pg_notify` returns a non-null void): the rows
- * come back with the step's columns alone, nothing for the caller to strip. It is delivered only when the
+ * only a notifying status sends one, and it always passes (`pg_notify` returns a non-null void). Each row
+ * comes back as the step's changes alone (`StepChanges`: its key and `STEP_CHANGING_COLUMNS`): the caller
+ * holds the step it claimed, whose other columns its intake fixed, and makes the whole row with
+ * `withChanges`, so the columns no outcome changes (the arguments, compensation, trace, payload hash…)
+ * are neither sent nor parsed again. It is delivered only when the
  * statement commits. A record whose compare-and-set matched nothing is absent
  * from the result (match rows to records by `run_id`, `step_idx`) and nothing was written for it: the caller decides (late outcome, or dropped) on its
  * slow path, `recordOutcome`. The rule this form keeps with `recordOutcomeSlow`: README.md here.
@@ -158,7 +160,7 @@ export async function recordOutcomeBatch(
   leaseOwner: string,
   records: readonly OutcomeRecord[],
   schema: string,
-): Promise<readonly StepRow[]> {
+): Promise<readonly StepChanges[]> {
   if (records.length === 0) return [];
   // Each column one array parameter, as its literal text (`arrayLiteral`).
   const col = (f: (o: OutcomeRecord) => ArrayElement): string => arrayLiteral(records.map(f));

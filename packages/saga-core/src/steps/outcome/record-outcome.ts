@@ -8,6 +8,7 @@ import { appendStepEvent } from '../append-event.js';
 import { executorCause, outcomeDetail, recordOutcomeBatch } from './record-outcome-batch.js';
 import type { StepOutcome } from './step-outcome.js';
 import { transitionStep } from '../transition-step.js';
+import { withChanges } from '../step-row-columns.js';
 
 /** Parameters of {@link recordOutcome}. */
 export interface RecordOutcomeInput {
@@ -41,11 +42,16 @@ export const LATE_OUTCOME_CAUSE = 'late outcome';
  * `INTENDED → CONFIRMED | FAILED | UNKNOWN WHERE lease_owner = $leaseOwner`, clearing the lease.
  * A settled status is never overwritten; an effect that arrives after its step was moved to UNKNOWN (lease
  * expiry) is the one late write allowed, because UNKNOWN → CONFIRMED is exactly what a lookup would do.
+ * `held` is the step as the attempt's claim left it: the recorded row is it with the outcome's changes.
  */
-export async function recordOutcome(db: SagaDb, o: RecordOutcomeInput): Promise<RecordOutcomeResult> {
+export async function recordOutcome(
+  db: SagaDb,
+  o: RecordOutcomeInput,
+  held: StepRow,
+): Promise<RecordOutcomeResult> {
   // The common case in one statement (one round trip, one commit): see recordOutcomeBatch.
   const [fast] = await recordOutcomeBatch(db, o.leaseOwner, [o], o.schema);
-  if (fast) return { kind: 'recorded', row: fast };
+  if (fast) return { kind: 'recorded', row: withChanges(held, fast) };
   return recordOutcomeSlow(db, o);
 }
 

@@ -1,4 +1,4 @@
-import type { StepPatch } from '../../db/schema.js';
+import type { StepPatch } from '../step-row-columns.js';
 import type { LookupVerdict } from '../../tools/settle-from-lookup.js';
 import { StepStatus } from '../step-status.js';
 import { classifyToolError } from './classify-tool-error.js';

@@ -88,6 +88,7 @@ export function runUnderDeadline<T>(
   });
 }
 
+/** Per shutdown signal, the cut-offs of the calls under way behind it. */
 const underWay = new WeakMap<AbortSignal, Set<() => void>>();
 
 /**

@@ -55,7 +55,7 @@ export function runUnderDeadline<T>(
       resolve(result);
     };
     const cut = (by: 'timeout' | 'shutdown', reason: unknown): void => {
-      if (cutBy || settled) return;
+      if (settled) return; // a cut settles, so this is also the second cut-off
       cutBy = by;
       cutReason = reason;
       controller?.abort(reason);

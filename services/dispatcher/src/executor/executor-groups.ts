@@ -9,6 +9,9 @@ import {
 } from '@agent-saga/core';
 import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
 
+/** An outcome to record, with the step its attempt holds (see `recordOutcomeBatch`: its changes come back). */
+export type GroupedOutcome = OutcomeRecord & { readonly leaseOwner: string; readonly held: StepRow };
+
 /**
  * The two writes of every job that concurrent jobs of one executor process share, each grouped into one
  * statement and one commit (see core's `createStatementGroup`):
@@ -27,9 +30,6 @@ export interface ExecutorGroups {
  * Why 50: the executor's default concurrency, so a full group is every job of the process; a bigger
  * statement would only wait for jobs that cannot exist.
  */
-/** An outcome to record, with the step its attempt holds (see `recordOutcomeBatch`: its changes come back). */
-export type GroupedOutcome = OutcomeRecord & { readonly leaseOwner: string; readonly held: StepRow };
-
 const MAX_GROUP = 50;
 
 export function createExecutorGroups(d: {
@@ -64,7 +64,7 @@ export function createExecutorGroups(d: {
         const firsts = new Map<string, GroupedOutcome>();
         for (const it of items) if (!firsts.has(stepId(it))) firsts.set(stepId(it), it);
         const changes = await recordOutcomeBatch(d.db, d.workerId, [...firsts.values()], d.schema);
-        const byStep = new Map(changes.map((c) => [`${c.run_id}\u0000${c.step_idx}`, c]));
+        const byStep = new Map(changes.map((c) => [stepKey(c.run_id, c.step_idx), c]));
         return items.map((it) => {
           const recorded = firsts.get(stepId(it)) === it ? byStep.get(stepId(it)) : undefined;
           return recorded ? withChanges(it.held, recorded) : null;
@@ -75,5 +75,9 @@ export function createExecutorGroups(d: {
 }
 
 function stepId(o: OutcomeRecord): string {
-  return `${o.runId}\u0000${o.stepIdx}`;
+  return stepKey(o.runId, o.stepIdx);
+}
+
+function stepKey(runId: string, stepIdx: number): string {
+  return `${runId}\u0000${stepIdx}`;
 }

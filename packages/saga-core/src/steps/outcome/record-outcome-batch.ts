@@ -150,10 +150,10 @@ const OUTCOME = compiledStatement<OutcomeParams, StepChanges>(
  * comes back as the step's changes alone (`StepChanges`: its key and `STEP_CHANGING_COLUMNS`): the caller
  * holds the step it claimed, whose other columns its intake fixed, and makes the whole row with
  * `withChanges`, so the columns no outcome changes (the arguments, compensation, trace, payload hash…)
- * are neither sent nor parsed again. It is delivered only when the
- * statement commits. A record whose compare-and-set matched nothing is absent
- * from the result (match rows to records by `run_id`, `step_idx`) and nothing was written for it: the caller decides (late outcome, or dropped) on its
- * slow path, `recordOutcome`. The rule this form keeps with `recordOutcomeSlow`: README.md here.
+ * are neither sent nor parsed again. The NOTIFY is delivered only when the statement commits. A record
+ * whose compare-and-set matched nothing is absent from the result (match rows to records by `run_id`,
+ * `step_idx`) and nothing was written for it: the caller decides (late outcome, or dropped) on its slow
+ * path, `recordOutcome`. The rule this form keeps with `recordOutcomeSlow`: README.md here.
  */
 export async function recordOutcomeBatch(
   db: SagaDb,

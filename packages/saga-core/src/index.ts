@@ -202,7 +202,8 @@ export {
   type IntentInput,
 } from './steps/intent/record-intent.js';
 export { readStepDecisions } from './steps/intent/read-step-decisions.js';
-export { recordNewIntents, type IntakeClaim, type NewIntent } from './steps/intent/record-new-intents.js';
+export { recordNewIntents } from './steps/intent/record-new-intents.js';
+export type { IntakeClaim, NewIntent } from './steps/intent/new-intent.js';
 export { listStepEvents } from './steps/list-step-events.js';
 export { INTAKE_CLAIM_CAUSE, STANDARD_EVENT_COLUMNS } from './steps/standard-events.js';
 export {

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createRun, recordNewIntents, stepKey, type NewIntent, type SagaTrx } from '@agent-saga/core';
+import {
+  createRun,
+  recordNewIntents,
+  STEP_ROW_COLUMNS,
+  stepKey,
+  stepRowColumns,
+  type NewIntent,
+  type SagaTrx,
+} from '@agent-saga/core';
 import { createTestEnv, type TestEnv } from '@agent-saga/core/testing';
 import { newIntent } from './intended-step.js';
 
@@ -116,6 +124,41 @@ describe('recordNewIntents (the grouped intake)', () => {
     expect(taken.steps.map((s) => s.args)).toEqual([{ orderId: 'ni-taken' }]);
     expect(taken.outbox).toHaveLength(1);
     expect((await written('ni-unknown')).steps.map((s) => s.step_idx)).toEqual([0]);
+  });
+
+  it('answers each step it writes as the log holds it, column by column (the row is made, not read back)', async () => {
+    await newRun('ni-row');
+    const trace = { traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), flags: 1 };
+    // Keys out of jsonb's order, a value JSON does not keep (a Date: its ISO text is stored), a member that is
+    // undefined (dropped), and each JSON column set; one step claimed with a lease of a fraction of a ms.
+    const args = { zeta: 1, orderId: 'ni-row', at: new Date(Date.UTC(2026, 0, 2)), gone: undefined };
+    const unclaimed: NewIntent = {
+      ...intent('ni-row', 0, args),
+      correction: { template: 'apology', to: ['x@example.com'] },
+      audience: ['customer', 'support_team'],
+      decision: { model: 'm', turnId: 't' },
+      trace,
+    };
+    const claimed: NewIntent = {
+      ...intent('ni-row', 1, { orderId: 'another order' }),
+      claim: { owner: 'api-1', leaseMs: 30_000.4, cause: 'api: claimed at intake' },
+    };
+    const answered = await recordNewIntents(env.db, [unclaimed, claimed], GRACE_MS);
+    const stored = await env.db
+      .selectFrom('saga_log')
+      .select(stepRowColumns() as never)
+      .where('run_id', '=', 'ni-row')
+      .orderBy('step_idx')
+      .execute();
+    expect(answered).toHaveLength(2);
+    expect(stored).toHaveLength(2);
+    for (const [n, row] of answered.entries()) {
+      const want = stored[n] as Record<string, unknown>;
+      for (const column of STEP_ROW_COLUMNS) expect(row![column], column).toEqual(want[column]);
+    }
+    expect(answered[0]!.args).toEqual({ zeta: 1, orderId: 'ni-row', at: '2026-01-02T00:00:00.000Z' });
+    expect(answered[0]!.trace_id!.toString('hex')).toBe(trace.traceId);
+    expect(answered[1]!.lease_until!.getTime() - answered[1]!.created_at.getTime()).toBe(30_001);
   });
 
   it('writes one step once when a group holds it twice, answering only the item it wrote', async () => {

@@ -24,7 +24,7 @@ import type { SagaRegistry } from '../sagas/saga-registry.js';
 import { appendStepEvent } from '../steps/append-event.js';
 import { planIntent, type IntentPlan } from '../steps/intent/plan-intent.js';
 import { recordIntent, type CallDecision } from '../steps/intent/record-intent.js';
-import type { NewIntent } from '../steps/intent/record-new-intents.js';
+import type { NewIntent } from '../steps/intent/new-intent.js';
 import { markOutcomeDelivered } from '../steps/outcome/mark-outcome-delivered.js';
 import {
   earlierOperationSql,

@@ -13,62 +13,11 @@ import {
   intakeEventValues,
 } from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
-import { stepRowColumns } from '../step-row-columns.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
-import { sameOperation, type OperationIdentity, type OperationSql } from './find-duplicate-operation.js';
-import { firstDispatchOf, intentTrace, type IntentInput } from './record-intent.js';
-
-/**
- * A new INTENDED step at an index the caller named: what {@link recordIntent} writes for it, without the
- * transaction's options (no approval, no NOTIFY, one grace for the whole group). The caller expects the run
- * to be RUNNING with no pivot staged, no row at `stepIdx`, no UNKNOWN step below it and no earlier step of
- * the same `operation`; {@link recordNewIntents} writes the step only where that holds.
- */
-export type NewIntent = Omit<
-  IntentInput,
-  'status' | 'approvalId' | 'stepId' | 'schema' | 'notifyRelay' | 'relayGraceMs'
-> & {
-  /** The operation the step performs (`operationIdentity`); null for a repeatable tool (never a duplicate). */
-  readonly operation: OperationIdentity | null;
-  /**
-   * Set when the process writing the step will also make its first attempt (the API's inline executor):
-   * the step is written already claimed, see {@link IntakeClaim}. Absent: INTENDED with no lease, and an
-   * unpublished outbox message for the fast path's publish or the relay.
-   */
-  readonly claim?: IntakeClaim;
-};
-
-/**
- * A step claimed in the statement that writes it, by the process that will run its first attempt right
- * after the commit: the row is written with that process's lease (`lease_owner`, `lease_until` = now plus
- * `leaseMs`), `attempts` 1 and `last_attempt_at` now, and its ATTEMPT event after the intake event (detail
- * `jobId`: the first dispatch's id, as an executor's claim records it). It gets **no outbox message**.
- *
- * Why this is as safe as the claim it replaces: it is the state the executor's claim would have written a
- * moment later, with the same lease, so every recovery path is the one of an executor that claimed and
- * died. A process killed after this commit, before or during the call, leaves an INTENDED row whose lease
- * lapses into the reconciler's lookup by key (it never re-sends blindly, and the republisher skips a leased
- * row); nothing is ever called without this row committed first ("no row, no call").
- *
- * Why no outbox message: an outbox message exists so that a committed intent reaches an executor even if
- * the process that wrote it dies before handing it over (the relay publishes what nobody claimed). A step
- * written claimed has been handed over in its own commit, to the lease, whose lapse is the recovery; the
- * message would be born published and never read (the relay, the republisher and the stale-outbox scan
- * all skip it), costing an insert into four indexes. Its dispatch number 1 is still taken: a re-dispatch
- * after NOT_EXECUTED is number 2 (`enqueueNextDispatch`), and the ATTEMPT event names the first job id.
- *
- * What it costs: a crash in the moment between the commit and the call is recovered after the lease and a
- * lookup rather than by the relay's re-publish after its grace. What it saves: the claim statement (a round
- * trip, a commit, the row's second version) and the outbox row (docs/benchmarks.md).
- */
-export interface IntakeClaim {
-  /** The lease owner: the claiming process's worker id. */
-  readonly owner: string;
-  /** The lease: the tool's timeout plus the lease margin, as the executor's claim would take it. */
-  readonly leaseMs: number;
-  /** The cause of the ATTEMPT event (who claimed: `api: claimed at intake`). */
-  readonly cause: string;
-}
+import { sameOperation, type OperationSql } from './find-duplicate-operation.js';
+import { claimLeaseMs, newIntentRow } from './new-intent-row.js';
+import { firstDispatchOf, intentTrace } from './record-intent.js';
+import type { NewIntent } from './new-intent.js';
 
 /** The operation of the grouped statement's item `i`, from its columns. */
 const ITEM_OPERATION: OperationSql = {
@@ -103,18 +52,21 @@ const INTAKE_PARAMS = [
   'traceHex',
   'spanHex',
   'claimOwner',
-  'claimSecs',
+  'claimMs',
   'claimCause',
   'runIds',
   'relayGraceSecs',
 ] as const;
 type IntakeParams = Record<(typeof INTAKE_PARAMS)[number], string | number>;
 
+/** What the grouped intake returns of each step it wrote: its key, and its statement's `now()`. */
+type WrittenStep = Pick<StepRow, 'run_id' | 'step_idx' | 'created_at'>;
+
 /** The grouped intake's statement (see {@link recordNewIntents}), compiled once (`compiledStatement`). */
-const INTAKE = compiledStatement<IntakeParams, StepRow>(
+const INTAKE = compiledStatement<IntakeParams, WrittenStep>(
   INTAKE_PARAMS,
   (p) =>
-    sql<StepRow>`${preparedAs('saga_record_new_intents')}
+    sql<WrittenStep>`${preparedAs('saga_record_new_intents')}
       WITH i AS MATERIALIZED (
         SELECT * FROM unnest(${p.runId}::text[], ${p.tenantId}::text[],
                              ${p.stepIdx}::int[], ${p.tool}::text[],
@@ -130,11 +82,11 @@ const INTAKE = compiledStatement<IntakeParams, StepRow>(
                              ${p.decision}::jsonb[],
                              ${p.traceHex}::text[], ${p.spanHex}::text[],
                              ${p.claimOwner}::text[],
-                             ${p.claimSecs}::float8[],
+                             ${p.claimMs}::int[],
                              ${p.claimCause}::text[])
           AS i(run_id, tenant_id, step_idx, tool, tool_class, tool_version, idempotency_key, args, payload_hash,
                compensation, correction, audience, depends_on, job_id, payload, repeatable, identity, decision,
-               trace_hex, span_hex, claim_owner, claim_secs, claim_cause)
+               trace_hex, span_hex, claim_owner, claim_ms, claim_cause)
       ),
       run AS MATERIALIZED (
         SELECT r.run_id, r.tenant_id, r.status, r.pivot_idx, r.governed, r.cursor_floor FROM runs r
@@ -153,7 +105,7 @@ const INTAKE = compiledStatement<IntakeParams, StepRow>(
                     THEN ARRAY(SELECT d::int FROM jsonb_array_elements_text(i.depends_on) AS d) END,
                decode(i.trace_hex, 'hex'), decode(i.span_hex, 'hex'),
                i.claim_owner,
-               CASE WHEN i.claim_owner IS NOT NULL THEN now() + make_interval(secs => i.claim_secs) END,
+               CASE WHEN i.claim_owner IS NOT NULL THEN now() + i.claim_ms * interval '1 millisecond' END,
                CASE WHEN i.claim_owner IS NOT NULL THEN 1 ELSE 0 END,
                CASE WHEN i.claim_owner IS NOT NULL THEN now() END,
                ${intakeEventValues(sql`${StepStatus.INTENDED}::text`, sql`i.decision`)},
@@ -175,12 +127,12 @@ const INTAKE = compiledStatement<IntakeParams, StepRow>(
                                        AND ${sameOperation('j', ITEM_OPERATION)})))
            AND NOT EXISTS (SELECT 1 FROM saga_log t WHERE t.run_id = i.run_id AND t.step_idx = i.step_idx)
          ORDER BY i.run_id, i.step_idx
-        RETURNING ${stepRowColumns()}
+        RETURNING run_id, step_idx, created_at
       ),
       floor AS (${RAISE_FLOORS_OF_GROUP}),
       ob AS (
         INSERT INTO outbox (topic, run_id, step_idx, idempotency_key, job_id, payload, relay_after)
-        SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, s.idempotency_key, i.job_id, i.payload,
+        SELECT ${EXECUTE_TOPIC}, s.run_id, s.step_idx, i.idempotency_key, i.job_id, i.payload,
                now() + make_interval(secs => ${p.relayGraceSecs}::float8)
           FROM step s JOIN i ON i.run_id = s.run_id AND i.step_idx = s.step_idx
          WHERE i.claim_owner IS NULL
@@ -241,6 +193,9 @@ const INTAKE = compiledStatement<IntakeParams, StepRow>(
  * its cursor in the same statement (`RAISE_FLOORS_OF_GROUP`, `runs/run-cursor.ts`): at most once per that
  * many steps, so a caller that always names its steps keeps the cursor's computation short.
  *
+ * Each step written is answered as the row the log holds, made from its item and the one value the statement
+ * returns, its `created_at` (`newIntentRow`), not read back; a step not written is answered null.
+ *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
  * leave the outbox rows alone for `relayGraceMs`; a step with a `claim` is written claimed, with no outbox
  * message (see {@link IntakeClaim}). The rule this form keeps with `recordIntent`: README.md here.
@@ -262,6 +217,12 @@ export async function recordNewIntents(
   const traces = sent.map(intentTrace);
   const dispatches = sent.map((i, n) => firstDispatchOf(i, traces[n]!));
   const json = (v: unknown): string | null => (v === null ? null : JSON.stringify(v));
+  // The JSON columns' text, bound as sent and parsed back for the rows answered (newIntentRow).
+  const texts = sent.map((i) => ({
+    args: JSON.stringify(i.args),
+    compensation: json(i.compensation),
+    correction: json(i.correction),
+  }));
   const r = await INTAKE.execute(db, {
     runId: col((i) => i.runId),
     tenantId: col((i) => i.tenantId),
@@ -270,10 +231,10 @@ export async function recordNewIntents(
     toolClass: col((i) => i.toolClass),
     toolVersion: col((i) => i.toolVersion),
     idempotencyKey: col((i) => i.idempotencyKey),
-    args: col((i) => JSON.stringify(i.args)),
+    args: arrayLiteral(texts.map((t) => t.args)),
     payloadHash: col((i) => i.payloadHash),
-    compensation: col((i) => json(i.compensation)),
-    correction: col((i) => json(i.correction)),
+    compensation: arrayLiteral(texts.map((t) => t.compensation)),
+    correction: arrayLiteral(texts.map((t) => t.correction)),
     audience: col((i) => JSON.stringify(i.audience)),
     dependsOn: col((i) => json(i.dependsOn)),
     jobId: arrayLiteral(dispatches.map((d) => d.jobId)),
@@ -285,7 +246,7 @@ export async function recordNewIntents(
     traceHex: arrayLiteral(traces.map((t) => t.traceId)),
     spanHex: arrayLiteral(traces.map((t) => t.spanId)),
     claimOwner: col((i) => i.claim?.owner ?? null),
-    claimSecs: col((i) => (i.claim ? i.claim.leaseMs / 1000 : null)),
+    claimMs: col((i) => (i.claim ? claimLeaseMs(i.claim) : null)),
     claimCause: col((i) => i.claim?.cause ?? null),
     runIds: arrayLiteral([...new Set(sent.map((i) => i.runId))]),
     relayGraceSecs: relayGraceMs / 1000,
@@ -295,8 +256,15 @@ export async function recordNewIntents(
   });
   // A step committed by another intake while this statement waited for its run: nothing was written.
   if (r === null) return items.map(() => null);
-  const written = new Map(r.rows.map((row) => [slot({ runId: row.run_id, stepIdx: row.step_idx }), row]));
-  return items.map((i) => (firsts.get(slot(i)) === i ? (written.get(slot(i)) ?? null) : null));
+  const createdAt = new Map(
+    r.rows.map((row) => [slot({ runId: row.run_id, stepIdx: row.step_idx }), row.created_at]),
+  );
+  const rows = new Map<NewIntent, StepRow>();
+  sent.forEach((i, n) => {
+    const at = createdAt.get(slot(i));
+    if (at) rows.set(i, newIntentRow(i, traces[n]!, texts[n]!, at));
+  });
+  return items.map((i) => rows.get(i) ?? null);
 }
 
 /** The primary key of `saga_log` refused a row: another statement wrote that step first (see above). */

@@ -198,7 +198,7 @@ const INTAKE = compiledStatement<IntakeParams, WrittenStep>(
  *
  * The relays are not notified: the caller publishes the jobs itself (the API's fast path) and the relays
  * leave the outbox rows alone for `relayGraceMs`; a step with a `claim` is written claimed, with no outbox
- * message (see {@link IntakeClaim}). The rule this form keeps with `recordIntent`: README.md here.
+ * message (see `IntakeClaim`, `new-intent.ts`). The rule this form keeps with `recordIntent`: README.md here.
  */
 export async function recordNewIntents(
   db: SagaDb,

@@ -212,6 +212,7 @@ export {
   STEP_ROW_COLUMNS,
   stepChangesColumns,
   stepRowColumns,
+  stepSlot,
   withChanges,
   type StepChanges,
   type StepFixedColumn,

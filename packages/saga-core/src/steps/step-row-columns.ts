@@ -59,10 +59,11 @@ export const STEP_CHANGING_COLUMNS = [
 
 /**
  * The columns of a step as its readers get it (`StepRow`): the `saga_log` row without the standard events it
- * stores (migration 0022; they are read through the view `step_events`). The hot statements return these
- * rather than `*`: 14 fewer columns, three of them timestamps, for `pg` to parse in every row of every call
- * (the API's intake and outcome, the executor's claim, the compensator's read of its runs). The fixed
- * columns first, then the changing ones.
+ * stores (migration 0022; they are read through the view `step_events`). The statements that answer whole
+ * steps return these rather than `*`: 14 fewer columns, three of them timestamps, for `pg` to parse in every
+ * row (the executor's claim, the delivered marks, the compensator's read of its runs; the API's grouped
+ * intake and outcome answer less: `newIntentRow`, {@link withChanges}). The fixed columns first, then the
+ * changing ones.
  */
 export const STEP_ROW_COLUMNS = [...STEP_FIXED_COLUMNS, ...STEP_CHANGING_COLUMNS] as const;
 
@@ -72,6 +73,14 @@ export const STEP_ROW_COLUMNS_COMPLETE: [Unlisted] extends [never] ? true : Unli
 
 /** A step's changing columns as a statement returns them, with the step's primary key to match them by. */
 export type StepChanges = Pick<StepRow, 'run_id' | 'step_idx' | Exclude<keyof StepRow, StepFixedColumn>>;
+
+/**
+ * A step's primary key `(run_id, step_idx)` as one string: the key of a map from a group's items to the rows
+ * its statement returned for them (a grouped statement answers rows, the caller matches them to items).
+ */
+export function stepSlot(runId: string, stepIdx: number): string {
+  return `${runId}\u0000${stepIdx}`;
+}
 
 /** The step `held` (read or written earlier by the caller) with the `changes` a statement returned for it. */
 export function withChanges(held: StepRow, changes: StepChanges): StepRow {

@@ -1,6 +1,7 @@
 import {
   appendStepEvents,
   createStatementGroup,
+  stepSlot,
   type CompensationRow,
   type RunRow,
   type SagaDb,
@@ -58,8 +59,6 @@ export interface UnwindGroups {
  */
 const MAX_GROUP = 100;
 
-const stepId = (runId: string, stepIdx: number) => `${runId}\u0000${stepIdx}`;
-
 /** The statement groups of one compensator process; `workerId` holds the leases of its attempts. */
 export function createUnwindGroups(db: SagaDb, workerId: string): UnwindGroups {
   return {
@@ -78,13 +77,13 @@ export function createUnwindGroups(db: SagaDb, workerId: string): UnwindGroups {
         const unique = new Map<string, StepRow>();
         for (const steps of stepLists)
           for (const s of steps)
-            if (!unique.has(stepId(s.run_id, s.step_idx))) unique.set(stepId(s.run_id, s.step_idx), s);
+            if (!unique.has(stepSlot(s.run_id, s.step_idx))) unique.set(stepSlot(s.run_id, s.step_idx), s);
         const rows = await planCompensations(db, [...unique.values()]);
-        const byStep = new Map(rows.map((r) => [stepId(r.run_id, r.step_idx), r]));
+        const byStep = new Map(rows.map((r) => [stepSlot(r.run_id, r.step_idx), r]));
         const given = new Set<string>();
         return stepLists.map((steps) =>
           steps.flatMap((s) => {
-            const id = stepId(s.run_id, s.step_idx);
+            const id = stepSlot(s.run_id, s.step_idx);
             const row = byStep.get(id);
             if (!row || given.has(id)) return [];
             given.add(id);
@@ -138,7 +137,7 @@ function firstPerStep<T extends { readonly runId: string; readonly stepIdx: numb
 ): Map<string, T> {
   const firsts = new Map<string, T>();
   for (const it of items)
-    if (!firsts.has(stepId(it.runId, it.stepIdx))) firsts.set(stepId(it.runId, it.stepIdx), it);
+    if (!firsts.has(stepSlot(it.runId, it.stepIdx))) firsts.set(stepSlot(it.runId, it.stepIdx), it);
   return firsts;
 }
 
@@ -147,9 +146,9 @@ function matchRows<T extends { readonly runId: string; readonly stepIdx: number 
   firsts: ReadonlyMap<string, T>,
   rows: readonly CompensationRow[],
 ): (CompensationRow | null)[] {
-  const byStep = new Map(rows.map((r) => [stepId(r.run_id, r.step_idx), r]));
+  const byStep = new Map(rows.map((r) => [stepSlot(r.run_id, r.step_idx), r]));
   return items.map((it) => {
-    const id = stepId(it.runId, it.stepIdx);
+    const id = stepSlot(it.runId, it.stepIdx);
     return firsts.get(id) === it ? (byStep.get(id) ?? null) : null;
   });
 }

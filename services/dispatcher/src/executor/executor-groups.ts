@@ -5,6 +5,7 @@ import {
   type OutcomeRecord,
   type SagaDb,
   type StepRow,
+  stepSlot,
   withChanges,
 } from '@agent-saga/core';
 import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
@@ -64,7 +65,7 @@ export function createExecutorGroups(d: {
         const firsts = new Map<string, GroupedOutcome>();
         for (const it of items) if (!firsts.has(stepId(it))) firsts.set(stepId(it), it);
         const changes = await recordOutcomeBatch(d.db, d.workerId, [...firsts.values()], d.schema);
-        const byStep = new Map(changes.map((c) => [stepKey(c.run_id, c.step_idx), c]));
+        const byStep = new Map(changes.map((c) => [stepSlot(c.run_id, c.step_idx), c]));
         return items.map((it) => {
           const recorded = firsts.get(stepId(it)) === it ? byStep.get(stepId(it)) : undefined;
           return recorded ? withChanges(it.held, recorded) : null;
@@ -75,9 +76,5 @@ export function createExecutorGroups(d: {
 }
 
 function stepId(o: OutcomeRecord): string {
-  return stepKey(o.runId, o.stepIdx);
-}
-
-function stepKey(runId: string, stepIdx: number): string {
-  return `${runId}\u0000${stepIdx}`;
+  return stepSlot(o.runId, o.stepIdx);
 }

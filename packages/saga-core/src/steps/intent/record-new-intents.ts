@@ -13,6 +13,7 @@ import {
   intakeEventValues,
 } from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
+import { stepSlot } from '../step-row-columns.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
 import { sameOperation, type OperationSql } from './find-duplicate-operation.js';
 import { claimLeaseMs, newIntentRow } from './new-intent-row.js';
@@ -205,7 +206,7 @@ export async function recordNewIntents(
   items: readonly NewIntent[],
   relayGraceMs: number,
 ): Promise<(StepRow | null)[]> {
-  const slot = (i: Pick<NewIntent, 'runId' | 'stepIdx'>) => `${i.runId}\u0000${i.stepIdx}`;
+  const slot = (i: Pick<NewIntent, 'runId' | 'stepIdx'>) => stepSlot(i.runId, i.stepIdx);
   // Two items for one step in a group (a client's retry racing its first attempt): only the first is sent;
   // the other finds the step taken in the intake transaction, as a retry.
   const firsts = new Map<string, NewIntent>();
@@ -256,9 +257,7 @@ export async function recordNewIntents(
   });
   // A step committed by another intake while this statement waited for its run: nothing was written.
   if (r === null) return items.map(() => null);
-  const createdAt = new Map(
-    r.rows.map((row) => [slot({ runId: row.run_id, stepIdx: row.step_idx }), row.created_at]),
-  );
+  const createdAt = new Map(r.rows.map((row) => [stepSlot(row.run_id, row.step_idx), row.created_at]));
   const rows = new Map<NewIntent, StepRow>();
   sent.forEach((i, n) => {
     const at = createdAt.get(slot(i));

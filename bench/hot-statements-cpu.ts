@@ -16,7 +16,9 @@
  * `HOT_ROUNDS` groups (300, the first 20 not counted), `HOT_POOL` `group` (the role's group pool:
  * `groupedStatements`, plans made once) or `custom` (a plan per execution, the other statements' pool),
  * `HOT_GROW` settled steps added without ANALYZE after the plans are made and before the measurement (0):
- * a plan made on an empty log, used on a large one. It works in a schema of its own and drops it.
+ * a plan made on an empty log, used on a large one; `HOT_CHECK=true`: each call a step of its own run (as
+ * the bench's lanes call) and not repeatable, so the duplicate check reads the run's earlier steps (0 to
+ * 19 of them). It works in a schema of its own and drops it.
  */
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
@@ -42,6 +44,10 @@ const options = parseConfig(
     HOT_ROUNDS: z.coerce.number().int().min(21).default(300),
     HOT_POOL: z.enum(['group', 'custom']).default('group'),
     HOT_GROW: z.coerce.number().int().min(0).default(0),
+    HOT_CHECK: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
   }),
   process.env,
 );
@@ -52,7 +58,8 @@ const schema = `hot_${Date.now()}`;
 const setup = createDb({ url, schema, poolSize: 1 });
 await migrateToLatest(setup, schema);
 const runIds = Array.from(
-  { length: Math.ceil((options.HOT_ROUNDS * options.HOT_GROUP) / STEPS_PER_RUN) },
+  // Enough for either shape: HOT_GROUP runs per STEPS_PER_RUN rounds.
+  { length: Math.ceil(options.HOT_ROUNDS / STEPS_PER_RUN) * options.HOT_GROUP },
   (_, i) => `hot-${i}`,
 );
 await sql`INSERT INTO runs (run_id, tenant_id, status)
@@ -83,8 +90,11 @@ async function timed<T>(into: { cpu: number; wall: number }, statement: () => Pr
 async function round(r: number): Promise<void> {
   const items: NewIntent[] = Array.from({ length: options.HOT_GROUP }, (_, g) => {
     const n = r * options.HOT_GROUP + g;
-    const runId = runIds[Math.floor(n / STEPS_PER_RUN)]!;
-    const stepIdx = n % STEPS_PER_RUN;
+    // With the check, as the bench's lanes call: each item a step of its own run, its earlier steps written.
+    const runId = options.HOT_CHECK
+      ? runIds[Math.floor(r / STEPS_PER_RUN) * options.HOT_GROUP + g]!
+      : runIds[Math.floor(n / STEPS_PER_RUN)]!;
+    const stepIdx = options.HOT_CHECK ? r % STEPS_PER_RUN : n % STEPS_PER_RUN;
     return {
       runId,
       stepIdx,
@@ -99,7 +109,7 @@ async function round(r: number): Promise<void> {
       correction: null,
       audience: [],
       dependsOn: null,
-      operation: null,
+      operation: options.HOT_CHECK ? { tool: 'noop', args: { n }, identity: null } : null,
       claim: { owner: 'hot', leaseMs: 30_000, cause: 'api: claimed at intake' },
     };
   });

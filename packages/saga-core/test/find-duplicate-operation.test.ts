@@ -145,8 +145,10 @@ describe('findDuplicateOperation', () => {
     expect(await find('fd-status', ticket, args)).toMatchObject({ stepIdx: 3, status: 'UNKNOWN' });
   });
 
-  it("agrees with saga_earlier_operation, the grouped intake's copy of the rule (migration 0016)", async () => {
-    // The rows of the tests above; each query is answered by the live rule and by the function.
+  it("agrees with saga_repeated_operations, the grouped intake's copy of the rule (migration 0026)", async () => {
+    // The rows of the tests above; the queries go to the function in one call, as the grouped intake
+    // sends its items (each at an index of its own, which names it in the answer), and each is also
+    // answered by the live rule.
     const queries: [string, AnyTool, Record<string, unknown>][] = [
       ['fd-id', ticket, { summary: 'b', customer: { name: 'A.', id: 'c1' }, orderId: '1' }],
       ['fd-id', ticket, { orderId: '2', customer: { id: 'c1' } }],
@@ -160,25 +162,28 @@ describe('findDuplicateOperation', () => {
       ['fd-status', ticket, { orderId: '1', customer: { id: 'c1' } }],
       ['fd-status', ticket, { orderId: '9', customer: { id: 'c1' } }],
     ];
+    const ops = queries.map(([, t, args]) => operationIdentity(t, args)!);
+    const r = await sql<{ repeat_run_id: string; repeat_step_idx: number }>`
+      SELECT repeat_run_id, repeat_step_idx
+        FROM saga_repeated_operations(${queries.map(([runId]) => runId)}::text[],
+                                      ${queries.map((_, n) => 100 + n)}::int[],
+                                      ${ops.map((op) => op.tool)}::text[],
+                                      ${ops.map((op) => JSON.stringify(op.args))}::jsonb[],
+                                      ${ops.map((op) => (op.identity ? JSON.stringify(op.identity) : null))}::jsonb[],
+                                      0)`.execute(env.db);
+    const repeated = new Set(r.rows.map((row) => `${row.repeat_run_id}/${row.repeat_step_idx}`));
     let found = 0;
-    for (const [runId, t, args] of queries) {
-      const op = operationIdentity(t, args)!;
-      const r = await sql<{ earlier: unknown }>`
-        SELECT saga_earlier_operation(${runId}, ${op.tool}, ${JSON.stringify(op.args)}::jsonb,
-                                      ${op.identity ? JSON.stringify(op.identity) : null}::jsonb) AS earlier`.execute(
-        env.db,
-      );
-      // The rule is what must agree; `sameArgs` is what the refusal adds about the match.
+    for (const [n, [runId, t, args]] of queries.entries()) {
       const earlier = await find(runId, t, args);
-      const { sameArgs: _same, ...live } = earlier ?? { sameArgs: false };
-      expect(r.rows[0]!.earlier ?? undefined, `${runId} ${t.name} ${JSON.stringify(args)}`).toEqual(
-        earlier ? live : undefined,
+      expect(repeated.has(`${runId}/${100 + n}`), `${runId} ${t.name} ${JSON.stringify(args)}`).toBe(
+        earlier !== undefined,
       );
       if (earlier) found++;
     }
     // Both answers occur, so the agreement compared something.
     expect(found).toBeGreaterThan(2);
     expect(found).toBeLessThan(queries.length);
+    expect(repeated.size).toBe(found);
   });
 
   it('has no operation for a repeatable tool', () => {

@@ -30,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => env?.close());
 
 function intent(runId: string, stepIdx: number, claim: boolean, tool = 'create_ticket'): NewIntent {
-  // Not repeatable: the duplicate check (saga_earlier_operation) runs and its query is explained too.
+  // Not repeatable: the duplicate check (saga_repeated_operations) runs and its query is explained too.
   const args = { orderId: `${runId}-${stepIdx}` };
   const step = newIntent(runId, stepIdx, {
     args,
@@ -112,7 +112,7 @@ async function expectIndexOnlyPlans(prefix: string): Promise<void> {
     await close();
   }
   for (const name of GROUPED) expect(plans.get(name)?.length ?? 0, name).toBeGreaterThanOrEqual(3);
-  // The duplicate check's own query, run inside saga_earlier_operation for each item, and the
+  // The duplicate check's own query, run inside saga_repeated_operations once per intake, and the
   // capture-check trigger's upsert, run for each confirmed payment step.
   expect(plans.get('nested:saga_log')?.length ?? 0).toBeGreaterThan(0);
   expect(plans.get('nested:capture_check_runs')?.length ?? 0).toBeGreaterThanOrEqual(6);

@@ -19,7 +19,8 @@ export interface ExplainedGroupPool {
   readonly db: SagaDb;
   /**
    * Plans by prepared statement name (`preparedAs`); `nested:<table>` for queries run inside functions
-   * and triggers, by the first table the query names (`nested:saga_log`, `nested:capture_check_runs`).
+   * and triggers, by the first table the query names (`nested:saga_log`, `nested:capture_check_runs`;
+   * `unnest` of the function's parameters is not a table, so skipped).
    */
   readonly plans: ReadonlyMap<string, readonly PlanNode[]>;
   readonly close: () => Promise<void>;
@@ -43,7 +44,7 @@ export async function explainGroupPool(url: string, schema: string): Promise<Exp
       const text = explained['Query Text'];
       const name =
         /prepared:([a-z_]+)/.exec(text)?.[1] ??
-        `nested:${/\b(?:INTO|FROM|UPDATE)\s+([a-z_]+)/i.exec(text)?.[1] ?? '?'}`;
+        `nested:${/\b(?:INTO|FROM|UPDATE)\s+(?!unnest\b)([a-z_]+)/i.exec(text)?.[1] ?? '?'}`;
       plans.set(name, [...(plans.get(name) ?? []), explained.Plan]);
     });
   });

@@ -23,6 +23,7 @@ import * as m0022 from './0022_standard_events_in_row.js';
 import * as m0023 from './0023_narrow_saga_log_row.js';
 import * as m0024 from './0024_run_cursor_floor.js';
 import * as m0025 from './0025_capture_check_by_key.js';
+import * as m0026 from './0026_duplicate_check_per_group.js';
 
 /**
  * Every migration, in order. Append-only: a committed migration is never edited, a change is a new file.
@@ -55,6 +56,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0023_narrow_saga_log_row': m0023,
   '0024_run_cursor_floor': m0024,
   '0025_capture_check_by_key': m0025,
+  '0026_duplicate_check_per_group': m0026,
 });
 
 export const EXPECTED_SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;

@@ -43,9 +43,10 @@ import { StepStatus, UNRESOLVED_STEP_STATUSES } from '../step-status.js';
  * **Concurrent duplicates.** The intake transaction reads the run's rows in a statement after `lockRun`, so
  * it sees every intake of the run committed before it got the lock: two duplicates sent at once through
  * it, one is written and the other refused. The grouped statement is one statement, whose snapshot predates
- * its wait for the run lock; it reads the run's rows through `saga_earlier_operation` (migration 0016), a
- * VOLATILE function, which takes a fresh snapshot once the lock is held: it too sees every intake committed
- * before the lock was granted, whichever statement or process made it. Two items of one group are compared
+ * its wait for the run locks; it reads the runs' rows through `saga_repeated_operations` (migration 0026;
+ * 0016's `saga_earlier_operation`, one call per item, before it), a VOLATILE function called once for the
+ * group after every lock is held, which takes a fresh snapshot then: it too sees every intake committed
+ * before the locks were granted, whichever statement or process made it. Two items of one group are compared
  * with each other (both then take the transaction). That function spells this rule out as it stood at its
  * migration; `find-duplicate-operation.test.ts` checks the two agree, so a change here needs a migration.
  */

@@ -94,6 +94,16 @@ const INTAKE = compiledStatement<IntakeParams, WrittenStep>(
          WHERE r.run_id = ANY(${p.runIds}::text[])
          ORDER BY r.run_id FOR UPDATE
       ),
+      -- The duplicate check of every non-repeatable item, in one call after the runs are locked (the count).
+      repeated AS MATERIALIZED (
+        SELECT d.repeat_run_id AS run_id, d.repeat_step_idx AS step_idx
+          FROM (SELECT array_agg(i.run_id) AS run_ids, array_agg(i.step_idx) AS step_idxs,
+                       array_agg(i.tool) AS tools, array_agg(i.args) AS args, array_agg(i.identity) AS identities
+                  FROM i WHERE NOT i.repeatable) o,
+               saga_repeated_operations(o.run_ids, o.step_idxs, o.tools, o.args, o.identities,
+                                        (SELECT count(*) FROM run)) d
+         WHERE o.run_ids IS NOT NULL
+      ),
       step AS (
         INSERT INTO saga_log (run_id, step_idx, tenant_id, tool, tool_class, tool_version, idempotency_key, args,
                               payload_hash, status, compensation, correction, audience, depends_on, trace_id, span_id,
@@ -122,7 +132,7 @@ const INTAKE = compiledStatement<IntakeParams, WrittenStep>(
                             WHERE u.run_id = i.run_id AND u.step_idx < i.step_idx
                               AND u.status = ${StepStatus.UNKNOWN})
            AND (i.repeatable
-                OR (saga_earlier_operation(run.run_id, i.tool, i.args, i.identity) IS NULL
+                OR (NOT EXISTS (SELECT 1 FROM repeated d WHERE d.run_id = run.run_id AND d.step_idx = i.step_idx)
                     AND NOT EXISTS (SELECT 1 FROM i j
                                      WHERE j.run_id = run.run_id AND j.step_idx <> i.step_idx
                                        AND ${sameOperation('j', ITEM_OPERATION)})))
@@ -160,7 +170,9 @@ const INTAKE = compiledStatement<IntakeParams, WrittenStep>(
  *   `lockRun`. The runs are locked by primary key alone and their status, tenant and pivot checked after:
  *   a status condition in the locking scan would let the planner read every open run through `runs_open`
  *   instead (measured: 1,453 open runs read to lock 3);
- * - no step of the run below `stepIdx` is UNKNOWN;
+ * - no step of the run below `stepIdx` is UNKNOWN (the status is bound, not spelled: as a literal it lets
+ *   the planner use the partial index `saga_log_unsettled`, and on a large analysed log its generic plan
+ *   then read that whole index for every item, without the run as a key; `grouped-statement-plans.test.ts`);
  * - no row is at `stepIdx`, as this statement's snapshot sees it (a plain INSERT, not `ON CONFLICT DO
  *   NOTHING`: the speculative insertion costs a WAL record per step, its HEAP_CONFIRM, and Postgres's work
  *   to make and confirm it). An intake of the same step that committed while this statement waited for the
@@ -176,11 +188,12 @@ const INTAKE = compiledStatement<IntakeParams, WrittenStep>(
  *   this prepared statement estimates at one per run, rather than of each of the 10 items it assumes for
  *   `unnest`. Written with `i.run_id`, the generic plan's cost rose from 62 to 153 (71 this way), so
  *   Postgres kept planning the statement anew for every group: 0.34 ms of planning each time instead of
- *   0.03 ms (a 20-step run). The earlier steps are read by `saga_earlier_operation` (migration 0016),
- *   a VOLATILE function, so with a fresh snapshot taken after the run lock: an intake of the same run that
- *   another statement committed while this one waited for the lock is seen, as in the intake transaction
- *   (see "Concurrent duplicates" in `find-duplicate-operation.ts`). The UNKNOWN check reads this
- *   statement's snapshot.
+ *   0.03 ms (a 20-step run). The earlier steps are read by `saga_repeated_operations` (migration 0026),
+ *   a VOLATILE function called once for the whole group (the `repeated` CTE), so with a fresh snapshot:
+ *   it is passed a count of the locked-runs CTE, so it runs after every run lock is held, and an intake
+ *   of the same run that another statement committed while this one waited for a lock is seen, as in the
+ *   intake transaction (see "Concurrent duplicates" in `find-duplicate-operation.ts`). The UNKNOWN check
+ *   reads this statement's snapshot.
  *
  * The intake event, and with a `claim` the first ATTEMPT, are data of the row (the `intake_…` and
  * `attempt_…` columns; `standard-events.ts`), the intake event with the call's `decision` when it has one. Their

@@ -564,7 +564,7 @@ export type {
   ApprovalRow,
   RunPolicy,
 } from './db/schema.js';
-export { createStatementGroup, type StatementGroup } from './db/statement-group.js';
+export { createStatementGroup, firstPerKey, type StatementGroup } from './db/statement-group.js';
 
 // --- Auth: API tokens and their roles ---
 export {

@@ -23,6 +23,21 @@ interface Pending<I, O> {
   readonly reject: (e: unknown) => void;
 }
 
+/**
+ * The first item of each `key` in a group, in the order they came, keyed: what a grouped statement sends
+ * when two items of one group name the same row (a statement cannot write one row twice). The caller
+ * answers each later one as its statement's compare-and-set would answer a loser (`null`), or sends it
+ * down its slow path; `firsts.get(key(item)) === item` tells the two apart.
+ */
+export function firstPerKey<T>(items: readonly T[], key: (item: T) => string): Map<string, T> {
+  const firsts = new Map<string, T>();
+  for (const item of items) {
+    const k = key(item);
+    if (!firsts.has(k)) firsts.set(k, item);
+  }
+  return firsts;
+}
+
 export function createStatementGroup<I, O>(opts: {
   /** Largest group sent as one statement. */
   readonly maxSize: number;

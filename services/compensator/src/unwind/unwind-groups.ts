@@ -1,6 +1,7 @@
 import {
   appendStepEvents,
   createStatementGroup,
+  firstPerKey,
   stepSlot,
   type CompensationRow,
   type RunRow,
@@ -118,8 +119,7 @@ export function createUnwindGroups(db: SagaDb, workerId: string): UnwindGroups {
     finish: createStatementGroup({
       maxSize: MAX_GROUP,
       async run(closes) {
-        const firsts = new Map<string, RunClose>();
-        for (const c of closes) if (!firsts.has(c.runId)) firsts.set(c.runId, c);
+        const firsts = firstPerKey(closes, (c) => c.runId);
         const rows = await finishRunsBatch(db, [...firsts.values()]);
         const byRun = new Map(rows.map((r) => [r.run_id, r]));
         return closes.map((c) => (firsts.get(c.runId) === c ? (byRun.get(c.runId) ?? null) : null));
@@ -135,10 +135,7 @@ export function createUnwindGroups(db: SagaDb, workerId: string): UnwindGroups {
 function firstPerStep<T extends { readonly runId: string; readonly stepIdx: number }>(
   items: readonly T[],
 ): Map<string, T> {
-  const firsts = new Map<string, T>();
-  for (const it of items)
-    if (!firsts.has(stepSlot(it.runId, it.stepIdx))) firsts.set(stepSlot(it.runId, it.stepIdx), it);
-  return firsts;
+  return firstPerKey(items, (it) => stepSlot(it.runId, it.stepIdx));
 }
 
 function matchRows<T extends { readonly runId: string; readonly stepIdx: number }>(

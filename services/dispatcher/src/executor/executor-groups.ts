@@ -8,7 +8,7 @@ import {
   stepSlot,
   withChanges,
 } from '@agent-saga/core';
-import { createStatementGroup, type StatementGroup } from '@agent-saga/core';
+import { createStatementGroup, firstPerKey, type StatementGroup } from '@agent-saga/core';
 
 /** An outcome to record, with the step its attempt holds (see `recordOutcomeBatch`: its changes come back). */
 export type GroupedOutcome = OutcomeRecord & { readonly leaseOwner: string; readonly held: StepRow };
@@ -46,8 +46,7 @@ export function createExecutorGroups(d: {
       async run(items) {
         // One request per key: a second delivery of a key in the same group goes to the slow path, where it
         // finds the first one's lease.
-        const firsts = new Map<string, ClaimRequest>();
-        for (const it of items) if (!firsts.has(it.key)) firsts.set(it.key, it);
+        const firsts = firstPerKey(items, (it) => it.key);
         const rows = await claimStepBatch(d.db, [...firsts.values()], {
           worker: d.workerId,
           leaseMsByTool: d.leaseMsByTool,
@@ -62,8 +61,7 @@ export function createExecutorGroups(d: {
       async run(items) {
         // A step is held by one lease, so one outcome per step; a second one for the same step (impossible
         // under the lease) would go to the slow path rather than into the same statement.
-        const firsts = new Map<string, GroupedOutcome>();
-        for (const it of items) if (!firsts.has(stepId(it))) firsts.set(stepId(it), it);
+        const firsts = firstPerKey(items, stepId);
         const changes = await recordOutcomeBatch(d.db, d.workerId, [...firsts.values()], d.schema);
         const byStep = new Map(changes.map((c) => [stepSlot(c.run_id, c.step_idx), c]));
         return items.map((it) => {

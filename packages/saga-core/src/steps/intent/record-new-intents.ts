@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { SagaDb } from '../../db/connect.js';
 import { arrayLiteral, type ArrayElement } from '../../db/array-literal.js';
 import { compiledStatement } from '../../db/compiled-statement.js';
+import { firstPerKey } from '../../db/statement-group.js';
 import { preparedAs } from '../../db/prepared-statements.js';
 import type { StepRow } from '../../db/schema.js';
 import { RAISE_FLOORS_OF_GROUP } from '../../runs/run-cursor.js';
@@ -222,9 +223,7 @@ export async function recordNewIntents(
   const slot = (i: Pick<NewIntent, 'runId' | 'stepIdx'>) => stepSlot(i.runId, i.stepIdx);
   // Two items for one step in a group (a client's retry racing its first attempt): only the first is sent;
   // the other finds the step taken in the intake transaction, as a retry.
-  const firsts = new Map<string, NewIntent>();
-  for (const i of items) if (!firsts.has(slot(i))) firsts.set(slot(i), i);
-  const sent = [...firsts.values()];
+  const sent = [...firstPerKey(items, slot).values()];
   if (sent.length === 0) return [];
   // Each column one array parameter, as its literal text (`arrayLiteral`).
   const col = (f: (i: NewIntent) => ArrayElement): string => arrayLiteral(sent.map(f));

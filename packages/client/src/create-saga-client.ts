@@ -165,10 +165,10 @@ function checkWaitMs(method: string, waitMs: number | undefined): void {
 /** Creates a client for one dispatcher and one token. */
 export function createSagaClient(options: SagaClientOptions): SagaClient {
   if (!options.token) throw new TypeError('createSagaClient: token is required');
+  const baseUrl = new URL(String(options.baseUrl));
   const transport: Transport = Object.freeze({
-    baseUrl: new URL(String(options.baseUrl)).toString().replace(/\/+$/, ''),
     token: options.token,
-    send: options.fetch ? sendWithFetch(options.fetch) : sendWithUndici(),
+    send: options.fetch ? sendWithFetch(options.fetch, baseUrl) : sendWithUndici(baseUrl),
     unavailableRetryMs: unavailableRetryMsOf(options.unavailableRetryMs),
   });
   const runPath = (runId: string) => `/v1/runs/${encodeURIComponent(runId)}`;

@@ -12,9 +12,8 @@ import type { SendRequest } from './send-request.js';
 
 /** Where and as whom requests go; compiled once by `createSagaClient`. */
 export interface Transport {
-  /** Without a trailing slash, so `${baseUrl}/v1/...` keeps any path prefix (a reverse proxy's). */
-  readonly baseUrl: string;
   readonly token: string;
+  /** Sends to a path under the client's base URL, which keeps any path prefix (a reverse proxy's). */
   readonly send: SendRequest;
   /** How long a request that may be repeated is sent again while the dispatcher is unavailable (0: never). */
   readonly unavailableRetryMs: number;
@@ -101,7 +100,7 @@ async function requestOnce<S extends z.ZodType>(
 
   let res: { readonly status: number; readonly text: string };
   try {
-    res = await transport.send(`${transport.baseUrl}${req.path}`, {
+    res = await transport.send(req.path, {
       method: req.method,
       headers,
       ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),

@@ -118,6 +118,14 @@ describe('call', () => {
     expect(req?.body).toEqual({ tool: 'create_ticket', args: { summary: 's' }, stepIdx: 3, waitMs: 500 });
   });
 
+  it('reads an answer that arrives in many pieces whole, its multi-byte characters included', async () => {
+    // About 600 kB: more than one read of the socket, so characters of 2 to 4 bytes straddle the pieces.
+    const text = 'é€😀-'.repeat(60_000);
+    const { client } = await clientAnswering(confirmed(0, { result: { text } }));
+    const outcome = await client.call('r', 'create_ticket', { summary: 's' }, { stepIdx: 0 });
+    expect(outcome.status === 'CONFIRMED' && outcome.result).toEqual({ text });
+  });
+
   it('resolves PURE, FAILED, INTENDED, AWAITING_APPROVAL and REJECTED as outcomes the agent sees', async () => {
     const { client } = await clientAnswering(
       { status: 200, body: { status: 'PURE', result: [1, 2] } },

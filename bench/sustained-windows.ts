@@ -5,9 +5,9 @@
  * prints one line per window: calls/s, the CPU per call of the api, of Postgres and of this process (the
  * client), the machine's busy share, the latency, and the api's main thread per call: its time on a core
  * and its time runnable but waiting for one (`/proc/<pid>/task/<pid>/schedstat`; the rest of the api's
- * CPU is V8's own threads, mostly the garbage collector's). No peers, no baseline, no scale phases: about half a
- * minute a run, so two checkouts can be measured in turn (A B A B …) within minutes of each other, which
- * is what a change of a few percent needs on a machine that drifts (docs/benchmarks.md).
+ * CPU is V8's own threads, mostly the garbage collector's). No peers, no baseline, no scale phases: about
+ * half a minute a run, so two checkouts can be measured in turn (A B A B …) within minutes of each other,
+ * which is what a change of a few percent needs on a machine that drifts (docs/benchmarks.md).
  *
  *   pnpm build && BENCH_EXECUTE_INLINE=true tsx bench/sustained-windows.ts
  *

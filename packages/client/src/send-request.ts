@@ -20,9 +20,11 @@ export type SendRequest = (
  * server: 390–430 µs against 85–117 µs of client CPU per request). Why not `request` either: it wraps each
  * answer's body in a readable stream, which the client only ever reads whole; `dispatch` with a handler
  * that keeps the chunks costs about 40 % less again (the same measure, rounds taken in turn: 31–49 µs
- * against 47–112 µs per request, docs/benchmarks.md). The base URL is split once into its origin and path prefix (`dispatch` takes the
- * two apart; `request` parsed the whole URL on every call). Idle pooled sockets do not keep the process
- * alive. Timeouts are undici's defaults (300 s for headers and body), as with `fetch` and `request`.
+ * against 47–112 µs per request; in the bench the client's thread is as much on the critical path of a
+ * call as the API's, docs/benchmarks.md). The base URL is split once into its origin and path prefix
+ * (`dispatch` takes the two apart; `request` parsed the whole URL on every call). Idle pooled sockets do
+ * not keep the process alive. Timeouts are undici's defaults (300 s for headers and body), as with `fetch`
+ * and `request`.
  */
 export function sendWithUndici(baseUrl: URL): SendRequest {
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });

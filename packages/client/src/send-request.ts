@@ -11,6 +11,14 @@ export type SendRequest = (
 ) => Promise<{ readonly status: number; readonly text: string }>;
 
 /**
+ * Where requests go, from the client's base URL: its origin and its path without the trailing slash, so that
+ * a path prefix (a reverse proxy's) is kept. The one reading of the base URL both senders use.
+ */
+function splitBaseUrl(baseUrl: URL): { readonly origin: string; readonly prefix: string } {
+  return { origin: baseUrl.origin, prefix: baseUrl.pathname.replace(/\/+$/, '') };
+}
+
+/**
  * The default: undici's `dispatch` over a keep-alive connection pool of the client's own, the answer's
  * body gathered as its chunks arrive and decoded once.
  *
@@ -28,8 +36,7 @@ export type SendRequest = (
  */
 export function sendWithUndici(baseUrl: URL): SendRequest {
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
-  const origin = baseUrl.origin;
-  const prefix = baseUrl.pathname.replace(/\/+$/, '');
+  const { origin, prefix } = splitBaseUrl(baseUrl);
   return (path, init) =>
     new Promise((resolve, reject) => {
       let status = 0;
@@ -67,9 +74,9 @@ export function sendWithUndici(baseUrl: URL): SendRequest {
 
 /** A `fetch` the caller gave (a test double, a runtime without undici, a fetch with its own agent). */
 export function sendWithFetch(fetchImpl: typeof globalThis.fetch, baseUrl: URL): SendRequest {
-  const base = baseUrl.toString().replace(/\/+$/, '');
+  const { origin, prefix } = splitBaseUrl(baseUrl);
   return async (path, init) => {
-    const res = await fetchImpl(`${base}${path}`, {
+    const res = await fetchImpl(`${origin}${prefix}${path}`, {
       method: init.method,
       headers: init.headers,
       ...(init.body === undefined ? {} : { body: init.body }),

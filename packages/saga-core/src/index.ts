@@ -213,6 +213,7 @@ export {
   stepChangesColumns,
   stepRowColumns,
   stepSlot,
+  stepSlotOf,
   withChanges,
   type StepChanges,
   type StepFixedColumn,

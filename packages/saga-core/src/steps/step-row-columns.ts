@@ -82,6 +82,11 @@ export function stepSlot(runId: string, stepIdx: number): string {
   return `${runId}\u0000${stepIdx}`;
 }
 
+/** {@link stepSlot} of a group's item, which names its step as `runId` and `stepIdx`. */
+export function stepSlotOf(item: { readonly runId: string; readonly stepIdx: number }): string {
+  return stepSlot(item.runId, item.stepIdx);
+}
+
 /** The step `held` (read or written earlier by the caller) with the `changes` a statement returned for it. */
 export function withChanges(held: StepRow, changes: StepChanges): StepRow {
   return { ...held, ...changes };

@@ -3,6 +3,7 @@ import {
   createStatementGroup,
   firstPerKey,
   stepSlot,
+  stepSlotOf,
   type CompensationRow,
   type RunRow,
   type SagaDb,
@@ -75,10 +76,7 @@ export function createUnwindGroups(db: SagaDb, workerId: string): UnwindGroups {
       async run(stepLists) {
         // One row per step: a step asked for twice in a group (two passes of one run) is planned once, and
         // the pass that did not get its row reads it back.
-        const unique = new Map<string, StepRow>();
-        for (const steps of stepLists)
-          for (const s of steps)
-            if (!unique.has(stepSlot(s.run_id, s.step_idx))) unique.set(stepSlot(s.run_id, s.step_idx), s);
+        const unique = firstPerKey(stepLists.flat(), (s) => stepSlot(s.run_id, s.step_idx));
         const rows = await planCompensations(db, [...unique.values()]);
         const byStep = new Map(rows.map((r) => [stepSlot(r.run_id, r.step_idx), r]));
         const given = new Set<string>();
@@ -135,7 +133,7 @@ export function createUnwindGroups(db: SagaDb, workerId: string): UnwindGroups {
 function firstPerStep<T extends { readonly runId: string; readonly stepIdx: number }>(
   items: readonly T[],
 ): Map<string, T> {
-  return firstPerKey(items, (it) => stepSlot(it.runId, it.stepIdx));
+  return firstPerKey(items, stepSlotOf);
 }
 
 function matchRows<T extends { readonly runId: string; readonly stepIdx: number }>(
@@ -145,7 +143,7 @@ function matchRows<T extends { readonly runId: string; readonly stepIdx: number 
 ): (CompensationRow | null)[] {
   const byStep = new Map(rows.map((r) => [stepSlot(r.run_id, r.step_idx), r]));
   return items.map((it) => {
-    const id = stepSlot(it.runId, it.stepIdx);
+    const id = stepSlotOf(it);
     return firsts.get(id) === it ? (byStep.get(id) ?? null) : null;
   });
 }

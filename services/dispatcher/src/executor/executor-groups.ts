@@ -6,6 +6,7 @@ import {
   type SagaDb,
   type StepRow,
   stepSlot,
+  stepSlotOf,
   withChanges,
 } from '@agent-saga/core';
 import { createStatementGroup, firstPerKey, type StatementGroup } from '@agent-saga/core';
@@ -61,18 +62,14 @@ export function createExecutorGroups(d: {
       async run(items) {
         // A step is held by one lease, so one outcome per step; a second one for the same step (impossible
         // under the lease) would go to the slow path rather than into the same statement.
-        const firsts = firstPerKey(items, stepId);
+        const firsts = firstPerKey(items, stepSlotOf);
         const changes = await recordOutcomeBatch(d.db, d.workerId, [...firsts.values()], d.schema);
         const byStep = new Map(changes.map((c) => [stepSlot(c.run_id, c.step_idx), c]));
         return items.map((it) => {
-          const recorded = firsts.get(stepId(it)) === it ? byStep.get(stepId(it)) : undefined;
+          const recorded = firsts.get(stepSlotOf(it)) === it ? byStep.get(stepSlotOf(it)) : undefined;
           return recorded ? withChanges(it.held, recorded) : null;
         });
       },
     }),
   };
-}
-
-function stepId(o: OutcomeRecord): string {
-  return stepSlot(o.runId, o.stepIdx);
 }

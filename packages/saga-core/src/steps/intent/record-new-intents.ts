@@ -14,7 +14,7 @@ import {
   intakeEventValues,
 } from '../standard-events.js';
 import { StepStatus } from '../step-status.js';
-import { stepSlot } from '../step-row-columns.js';
+import { stepSlot, stepSlotOf } from '../step-row-columns.js';
 import { EXECUTE_TOPIC } from '../../outbox/execute-job.js';
 import { sameOperation, type OperationSql } from './find-duplicate-operation.js';
 import { claimLeaseMs, newIntentRow } from './new-intent-row.js';
@@ -220,10 +220,9 @@ export async function recordNewIntents(
   items: readonly NewIntent[],
   relayGraceMs: number,
 ): Promise<(StepRow | null)[]> {
-  const slot = (i: Pick<NewIntent, 'runId' | 'stepIdx'>) => stepSlot(i.runId, i.stepIdx);
   // Two items for one step in a group (a client's retry racing its first attempt): only the first is sent;
   // the other finds the step taken in the intake transaction, as a retry.
-  const sent = [...firstPerKey(items, slot).values()];
+  const sent = [...firstPerKey(items, stepSlotOf).values()];
   if (sent.length === 0) return [];
   // Each column one array parameter, as its literal text (`arrayLiteral`).
   const col = (f: (i: NewIntent) => ArrayElement): string => arrayLiteral(sent.map(f));
@@ -272,7 +271,7 @@ export async function recordNewIntents(
   const createdAt = new Map(r.rows.map((row) => [stepSlot(row.run_id, row.step_idx), row.created_at]));
   const rows = new Map<NewIntent, StepRow>();
   sent.forEach((i, n) => {
-    const at = createdAt.get(slot(i));
+    const at = createdAt.get(stepSlotOf(i));
     if (at) rows.set(i, newIntentRow(i, traces[n]!, texts[n]!, at));
   });
   return items.map((i) => rows.get(i) ?? null);
